@@ -1,0 +1,48 @@
+# Lore: `make run` starts everything on the embedded defaults; `make test` runs all tests.
+SHELL := /bin/bash
+export GOTOOLCHAIN := local
+export CGO_ENABLED := 0
+BIN := $(CURDIR)/bin
+TEMPORAL_CLI_VERSION := v1.5.1
+MINIO_VERSION := v0.0.0-20260212201848-7aac2a2c5b7c
+GO_TEST_FLAGS ?= -count=1 -timeout 20m
+
+.PHONY: build run test test-short tools bench chaos vet fmt docs-assets clean
+
+build:
+	go build -o $(BIN)/lore .
+
+run: build tools-temporal
+	@scripts/run.sh
+
+# Binaries the tests need: the Temporal CLI (dev server) and MinIO (real S3).
+tools: tools-temporal tools-minio
+
+tools-temporal:
+	@test -x $(BIN)/temporal || GOBIN=$(BIN) go install github.com/temporalio/cli/cmd/temporal@$(TEMPORAL_CLI_VERSION)
+
+tools-minio:
+	@test -x $(BIN)/minio || GOBIN=$(BIN) go install github.com/minio/minio@$(MINIO_VERSION)
+
+test: tools
+	TEMPORAL_CLI=$(BIN)/temporal MINIO_BIN=$(BIN)/minio go test $(GO_TEST_FLAGS) -p 2 ./...
+
+vet:
+	go vet ./...
+
+fmt:
+	gofmt -w $$(git ls-files '*.go')
+
+bench: build tools
+	@scripts/bench.sh
+
+chaos: build tools
+	TEMPORAL_CLI=$(BIN)/temporal go test -count=1 -timeout 20m -run 'Chaos' -v ./chaos/...
+
+# Re-vendor the offline /docs assets from the npm registry.
+docs-assets:
+	@rm -rf /tmp/lore-swui && mkdir -p /tmp/lore-swui && cd /tmp/lore-swui && npm pack swagger-ui-dist@5.35.0 >/dev/null && tar xzf swagger-ui-dist-*.tgz
+	cp /tmp/lore-swui/package/{swagger-ui-bundle.js,swagger-ui-standalone-preset.js,swagger-ui.css,LICENSE,favicon-32x32.png} api/docsui/
+
+clean:
+	rm -rf $(BIN)/lore

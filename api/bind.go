@@ -1,0 +1,248 @@
+package api
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"reflect"
+	"strconv"
+	"strings"
+
+	"github.com/go-playground/validator/v10"
+	"github.com/gofiber/fiber/v2"
+)
+
+var validate = func() *validator.Validate {
+	v := validator.New(validator.WithRequiredStructEnabled())
+	v.RegisterTagNameFunc(func(f reflect.StructField) string {
+		for _, tag := range []string{"json", "query"} {
+			if name := strings.Split(f.Tag.Get(tag), ",")[0]; name != "" && name != "-" {
+				return name
+			}
+		}
+		return f.Name
+	})
+	return v
+}()
+
+// PageQuery is the page, size and is_pager query of paginated lists.
+type PageQuery struct {
+	PageParam *int `query:"page" json:"page" doc:"page number, from 1" validate:"omitempty,min=1,max=1000000"`
+	SizeParam *int `query:"size" json:"size" doc:"page size" validate:"omitempty,min=1,max=1000"`
+	IsPager   *int `query:"is_pager" json:"is_pager" doc:"1 (default) pages; 0 returns every row" validate:"omitempty,oneof=0 1"`
+	// Page and Size are the effective values after Defaults.
+	Page, Size int
+}
+
+// Paged reports whether the caller wants pages (is_pager defaults to 1).
+func (p PageQuery) Paged() bool { return p.IsPager == nil || *p.IsPager != 0 }
+
+// Defaults fills page and size defaults and enforces the per-route maximum.
+func (p *PageQuery) Defaults(size, max int) error {
+	p.Page, p.Size = 1, size
+	if p.PageParam != nil {
+		p.Page = *p.PageParam
+	}
+	if p.SizeParam != nil {
+		p.Size = *p.SizeParam
+	}
+	if max > 0 && p.Size > max {
+		return Invalid("size: must be at most %d", max)
+	}
+	return nil
+}
+
+// Limit and Offset give the SQL window; -1 limit means all rows.
+func (p PageQuery) Limit() int {
+	if !p.Paged() {
+		return 10000
+	}
+	return p.Size
+}
+
+// Offset is the first row of the page.
+func (p PageQuery) Offset() int {
+	if !p.Paged() {
+		return 0
+	}
+	return (p.Page - 1) * p.Size
+}
+
+// bindQuery fills the query-tagged fields of dst (a pointer to struct, with
+// embedded structs) from the query string and validates them. A value of the
+// wrong type is a 422 naming the parameter.
+func bindQuery(c *fiber.Ctx, dst any) error {
+	if err := fillQuery(c, reflect.ValueOf(dst).Elem()); err != nil {
+		return err
+	}
+	return validationError(validate.Struct(dst))
+}
+
+func fillQuery(c *fiber.Ctx, v reflect.Value) error {
+	t := v.Type()
+	for i := 0; i < t.NumField(); i++ {
+		f := t.Field(i)
+		fv := v.Field(i)
+		if f.Anonymous && f.Type.Kind() == reflect.Struct {
+			if err := fillQuery(c, fv); err != nil {
+				return err
+			}
+			continue
+		}
+		name := f.Tag.Get("query")
+		if name == "" {
+			continue
+		}
+		raw := c.Query(name)
+		if raw == "" {
+			continue
+		}
+		if err := setValue(fv, raw); err != nil {
+			return Invalid("%s: invalid value %q (%s expected)", name, truncate(raw, 40), kindName(f.Type))
+		}
+	}
+	return nil
+}
+
+func setValue(fv reflect.Value, raw string) error {
+	if fv.Kind() == reflect.Pointer {
+		nv := reflect.New(fv.Type().Elem())
+		if err := setValue(nv.Elem(), raw); err != nil {
+			return err
+		}
+		fv.Set(nv)
+		return nil
+	}
+	switch fv.Kind() {
+	case reflect.String:
+		fv.SetString(raw)
+	case reflect.Int, reflect.Int64, reflect.Int32:
+		n, err := strconv.ParseInt(raw, 10, 64)
+		if err != nil {
+			return err
+		}
+		fv.SetInt(n)
+	case reflect.Float64:
+		n, err := strconv.ParseFloat(raw, 64)
+		if err != nil {
+			return err
+		}
+		fv.SetFloat(n)
+	case reflect.Bool:
+		switch strings.ToLower(raw) {
+		case "1", "true", "yes", "on":
+			fv.SetBool(true)
+		case "0", "false", "no", "off":
+			fv.SetBool(false)
+		default:
+			return errors.New("bool")
+		}
+	default:
+		return fmt.Errorf("unsupported kind %s", fv.Kind())
+	}
+	return nil
+}
+
+func kindName(t reflect.Type) string {
+	if t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	switch t.Kind() {
+	case reflect.Int, reflect.Int64, reflect.Int32:
+		return "integer"
+	case reflect.Bool:
+		return "boolean"
+	case reflect.Float64:
+		return "number"
+	}
+	return t.Kind().String()
+}
+
+// Strict marks a request body type whose unknown fields are refused with 422.
+type Strict interface{ strictBody() }
+
+// bindJSON decodes the JSON body into dst and validates it. Malformed JSON is
+// 400; wrong types, unknown fields of Strict bodies and rule violations are
+// 422 naming the field.
+func bindJSON(c *fiber.Ctx, dst any) error {
+	body := c.Body()
+	if len(bytes.TrimSpace(body)) == 0 {
+		return Invalid("request body is required")
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
+	if _, ok := dst.(Strict); ok {
+		dec.DisallowUnknownFields()
+	}
+	if err := dec.Decode(dst); err != nil {
+		return decodeError(err)
+	}
+	if dec.More() {
+		return BadRequest("malformed JSON: trailing data after the body")
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return BadRequest("malformed JSON: trailing data after the body")
+	}
+	return validationError(validate.Struct(dst))
+}
+
+func decodeError(err error) error {
+	var typeErr *json.UnmarshalTypeError
+	var synErr *json.SyntaxError
+	switch {
+	case errors.As(err, &typeErr):
+		field := typeErr.Field
+		if field == "" {
+			field = "body"
+		}
+		return Invalid("%s: must be %s, got %s", field, typeErr.Type.String(), typeErr.Value)
+	case errors.As(err, &synErr), errors.Is(err, io.ErrUnexpectedEOF):
+		return BadRequest("malformed JSON: %v", err)
+	case strings.HasPrefix(err.Error(), "json: unknown field"):
+		return Invalid("%s", strings.TrimPrefix(err.Error(), "json: "))
+	}
+	return Invalid("invalid body: %v", err)
+}
+
+func validationError(err error) error {
+	if err == nil {
+		return nil
+	}
+	var verrs validator.ValidationErrors
+	if !errors.As(err, &verrs) || len(verrs) == 0 {
+		return Invalid("validation failed: %v", err)
+	}
+	fe := verrs[0]
+	field := fe.Field()
+	switch fe.Tag() {
+	case "required":
+		return Invalid("%s: field required", field)
+	case "min", "gte":
+		return Invalid("%s: must be at least %s", field, fe.Param())
+	case "max", "lte":
+		return Invalid("%s: must be at most %s", field, fe.Param())
+	case "oneof":
+		return Invalid("%s: must be one of [%s]", field, fe.Param())
+	case "email":
+		return Invalid("%s: not a valid email address", field)
+	}
+	return Invalid("%s: failed rule %q", field, fe.Tag())
+}
+
+// pathInt parses a numeric path parameter; a non-number is 422.
+func pathInt(c *fiber.Ctx, name string) (int64, error) {
+	raw := c.Params(name)
+	n, err := strconv.ParseInt(raw, 10, 64)
+	if err != nil || n < 1 {
+		return 0, Invalid("%s: invalid id %q", name, truncate(raw, 40))
+	}
+	return n, nil
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
+}

@@ -1,0 +1,194 @@
+package api
+
+import (
+	"encoding/json"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/lorekb/lore/internal/db/dbtest"
+)
+
+func TestHealthEnvelopeAndRequestID(t *testing.T) {
+	eachDialect(t, func(t *testing.T, h *harness) {
+		for _, p := range []string{"/v1/health", "/api/v1/health", "/admin/api/v1/health", "/admin/v1/health", "/health"} {
+			r := h.must(200, "GET", p, nil, "")
+			if r.Code != 0 || r.Header.Get("X-Request-ID") == "" {
+				t.Fatalf("%s: code %d request id %q", p, r.Code, r.Header.Get("X-Request-ID"))
+			}
+			var hl Health
+			r.into(t, &hl)
+			if hl.Checks["database"] != "ok" || hl.Status != "healthy" {
+				t.Fatalf("%s: %+v", p, hl)
+			}
+		}
+		r := h.do("GET", "/v1/health", nil, "", "X-Request-ID", "abc-123")
+		if r.Header.Get("X-Request-ID") != "abc-123" {
+			t.Fatalf("request id not echoed: %q", r.Header.Get("X-Request-ID"))
+		}
+	})
+}
+
+func TestUnknownRouteAndMethodAreEnveloped(t *testing.T) {
+	h := newHarness(t, "sqlite", nil)
+	r := h.must(404, "GET", "/v1/nope", nil, "")
+	if r.Code != 404 || r.Msg != "Not Found" {
+		t.Fatalf("got %s", r.Raw)
+	}
+	// The slash form of a colon action is not a route.
+	h.must(404, "POST", "/admin/api/v1/users/login", map[string]string{"email": "a@b.c", "password": "x"}, "")
+}
+
+func TestFiberPathEscapesColonActions(t *testing.T) {
+	cases := map[string]string{
+		"/sites:bySlug/{slug}":           `/sites\:bySlug/:slug`,
+		"/documents/{id}:vectorize":      `/documents/:id\:vectorize`,
+		"/files/{object_name+}:download": `/files/+\:download`,
+		"/users/{id}/password":           `/users/:id/password`,
+	}
+	for in, want := range cases {
+		if got := fiberPath(in); got != want {
+			t.Errorf("fiberPath(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func TestBodyValidation(t *testing.T) {
+	h := newHarness(t, "sqlite", nil)
+	// malformed JSON → 400
+	r := h.must(400, "POST", "/admin/api/v1/users:login", `{"email":`, "")
+	if r.Code != 400 || !strings.Contains(r.Msg, "malformed JSON") {
+		t.Fatalf("got %s", r.Raw)
+	}
+	// wrong type → 422 naming the field
+	r = h.must(422, "POST", "/admin/api/v1/users:login", `{"email":5,"password":"x"}`, "")
+	if !strings.Contains(r.Msg, "email") {
+		t.Fatalf("got %s", r.Raw)
+	}
+	// missing field → 422 naming it
+	r = h.must(422, "POST", "/admin/api/v1/users:login", `{"email":"a@b.c"}`, "")
+	if !strings.Contains(r.Msg, "password") {
+		t.Fatalf("got %s", r.Raw)
+	}
+	// empty body → 422
+	h.must(422, "POST", "/admin/api/v1/users:login", "", "")
+	// out-of-range page → 422 naming it
+	r = h.must(422, "GET", "/admin/api/v1/users?page=0", nil, h.admin)
+	if !strings.Contains(r.Msg, "page") {
+		t.Fatalf("got %s", r.Raw)
+	}
+	r = h.must(422, "GET", "/admin/api/v1/users?size=abc", nil, h.admin)
+	if !strings.Contains(r.Msg, "size") {
+		t.Fatalf("got %s", r.Raw)
+	}
+	h.must(422, "GET", "/admin/api/v1/users?order_by=id;drop%20table%20users", nil, h.admin)
+}
+
+func TestBodyLimit(t *testing.T) {
+	h := newHarness(t, "sqlite", map[string]string{"LORE_BODY_LIMIT_BYTES": "1024"})
+	big := `{"email":"` + strings.Repeat("a", 4096) + `","password":"x"}`
+	r := h.do("POST", "/admin/api/v1/users:login", big, "")
+	if r.Status != http.StatusRequestEntityTooLarge {
+		t.Fatalf("status %d: %s", r.Status, r.Raw)
+	}
+}
+
+func TestOpenAPIDescribesEveryRoute(t *testing.T) {
+	h := newHarness(t, "sqlite", nil)
+	for surface, path := range map[Surface]string{Client: "/openapi-client.json", Admin: "/openapi-admin.json"} {
+		r := h.must(200, "GET", path, nil, "")
+		var doc struct {
+			OpenAPI string                               `json:"openapi"`
+			Paths   map[string]map[string]map[string]any `json:"paths"`
+		}
+		if err := json.Unmarshal(r.Raw, &doc); err != nil {
+			t.Fatal(err)
+		}
+		n := 0
+		for _, rt := range h.s.Routes() {
+			if rt.Surface != surface {
+				continue
+			}
+			n++
+			p := strings.ReplaceAll(rt.Path, "+}", "}")
+			if _, ok := doc.Paths[p][strings.ToLower(rt.Method)]; !ok {
+				t.Errorf("%s: %s %s missing from the OpenAPI document", path, rt.Method, p)
+			}
+		}
+		if n == 0 {
+			t.Fatalf("%s: no routes", path)
+		}
+	}
+	r := h.must(200, "GET", "/docs", nil, "")
+	if !strings.Contains(string(r.Raw), "/docs/assets/swagger-ui-bundle.js") {
+		t.Fatal("docs page does not reference the embedded bundle")
+	}
+	r = h.must(200, "GET", "/docs/assets/swagger-ui-bundle.js", nil, "")
+	if len(r.Raw) < 100000 {
+		t.Fatalf("bundle too small: %d", len(r.Raw))
+	}
+}
+
+func TestLoginAndUsers(t *testing.T) {
+	eachDialect(t, func(t *testing.T, h *harness) {
+		// invite → pending with a temporary password; first login activates.
+		r := h.must(201, "POST", "/admin/api/v1/users:invite", map[string]any{"email": "New@Example.com", "role": "editor"}, h.admin)
+		var inv UserWithPassword
+		r.into(t, &inv)
+		if inv.User.Status != "pending" || len(inv.Password) < 12 || inv.User.Email != "new@example.com" {
+			t.Fatalf("invite: %+v", inv)
+		}
+		h.must(400, "POST", "/admin/api/v1/users:login", map[string]string{"email": "new@example.com", "password": "wrong-password"}, "")
+		r = h.must(200, "POST", "/admin/api/v1/users:login", map[string]string{"email": "new@example.com", "password": inv.Password}, "")
+		var lr LoginResult
+		r.into(t, &lr)
+		if lr.Token == "" || lr.User.Status != "active" || lr.User.Role != "editor" {
+			t.Fatalf("login: %+v", lr)
+		}
+		if strings.Contains(string(r.Raw), "password_hash") {
+			t.Fatal("hash leaked")
+		}
+		// editor cannot list users; admin can, with filters.
+		h.must(403, "GET", "/admin/api/v1/users", nil, lr.Token)
+		r = h.must(200, "GET", "/admin/api/v1/users?role=editor&keyword=new@&order_by=email&order_dir=asc", nil, h.admin)
+		var pg Page[UserResponse]
+		r.into(t, &pg)
+		if pg.Pagination.Total != 1 || pg.List[0].ID != inv.User.ID {
+			t.Fatalf("list: %+v", pg)
+		}
+		// change own password: old one checked; old tokens stop working.
+		path := "/admin/api/v1/users/" + itoa(inv.User.ID) + "/password"
+		h.must(400, "PUT", path, map[string]string{"old_password": "nope", "new_password": "brand-new-pass"}, lr.Token)
+		h.must(200, "PUT", path, map[string]string{"old_password": inv.Password, "new_password": "brand-new-pass"}, lr.Token)
+		h.must(401, "GET", "/admin/api/v1/users/"+itoa(inv.User.ID), nil, lr.Token)
+		// duplicate email → 409
+		h.must(409, "POST", "/admin/api/v1/users", map[string]any{"name": "x", "email": "new@example.com", "password": "12345678"}, h.admin)
+		// deactivate → login refused
+		h.must(200, "PUT", "/admin/api/v1/users/"+itoa(inv.User.ID), map[string]any{"status": "inactive"}, h.admin)
+		h.must(400, "POST", "/admin/api/v1/users:login", map[string]string{"email": "new@example.com", "password": "brand-new-pass"}, "")
+		// reset gives a new temporary password
+		r = h.must(200, "POST", "/admin/api/v1/users/"+itoa(inv.User.ID)+":resetPassword", nil, h.admin)
+		var rp UserWithPassword
+		r.into(t, &rp)
+		if rp.Password == "" || rp.Password == inv.Password {
+			t.Fatalf("reset: %+v", rp)
+		}
+		// delete: later requests with its token are 401, the row is gone
+		h.must(200, "DELETE", "/admin/api/v1/users/"+itoa(inv.User.ID), nil, h.admin)
+		h.must(404, "GET", "/admin/api/v1/users/"+itoa(inv.User.ID), nil, h.admin)
+		h.must(422, "GET", "/admin/api/v1/users/abc", nil, h.admin)
+	})
+}
+
+func TestJWTRejections(t *testing.T) {
+	h := newHarness(t, "sqlite", nil)
+	none := "eyJhbGciOiJub25lIiwidHlwIjoiSldUIn0.eyJzdWIiOiIxIiwiZXhwIjo0MTAyNDQ0ODAwLCJpc3MiOiJsb3JlIiwidmVyIjowfQ."
+	for _, tok := range []string{"", "garbage", none, h.admin + "x"} {
+		r := h.do("GET", "/admin/api/v1/users", nil, tok)
+		if r.Status != 401 || r.Code != 401 {
+			t.Fatalf("token %q: status %d %s", tok, r.Status, r.Raw)
+		}
+	}
+}
+
+var _ = dbtest.Dialects

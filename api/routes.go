@@ -1,0 +1,7 @@
+package api
+
+// extraRoutes lists the route groups of every resource beyond health and
+// users; each group lives in its own file.
+func (s *Server) extraRoutes() [][]Route {
+	return [][]Route{}
+}

@@ -1,0 +1,146 @@
+// Package api is the HTTP layer (Fiber v2): routing, authentication, the
+// response envelope and errors, SSE, OpenAPI and /docs. Handlers authorise,
+// validate, write rows and start or signal workflows; they never do the work a
+// workflow owns.
+package api
+
+import (
+	"embed"
+	"io/fs"
+	"log/slog"
+	"net/http"
+	"runtime/debug"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+	"github.com/gofiber/fiber/v2/middleware/filesystem"
+	"github.com/google/uuid"
+	"github.com/lorekb/lore/internal/deps"
+)
+
+const requestIDKey = "request_id"
+
+//go:embed docsui
+var docsFS embed.FS
+
+// Server is the HTTP server of both surfaces.
+type Server struct {
+	app    *fiber.App
+	d      *deps.Deps
+	log    *slog.Logger
+	routes []Route
+
+	specOnce sync.Once
+	specs    map[Surface][]byte
+	specErr  error
+}
+
+// New builds the server and mounts every route.
+func New(d *deps.Deps) *Server {
+	s := &Server{d: d, log: d.Log}
+	s.app = fiber.New(fiber.Config{
+		ErrorHandler:          s.errorHandler,
+		BodyLimit:             int(d.Cfg.UploadMaxBytes) + 1<<20, // multipart uploads; JSON bodies are limited by bodyLimit
+		DisableStartupMessage: true,
+		ReadTimeout:           60 * time.Second,
+		IdleTimeout:           120 * time.Second,
+		StreamRequestBody:     true,
+		ProxyHeader:           "X-Forwarded-For",
+	})
+	s.app.Use(s.requestID, s.recoverPanic, s.bodyLimit)
+	s.mount()
+	s.app.Use(func(c *fiber.Ctx) error { return ErrNotFound })
+	return s
+}
+
+// App exposes the Fiber app (tests use App().Test).
+func (s *Server) App() *fiber.App { return s.app }
+
+// Listen serves until Shutdown.
+func (s *Server) Listen(addr string) error { return s.app.Listen(addr) }
+
+// Shutdown stops accepting connections and waits for in-flight requests.
+func (s *Server) Shutdown() error { return s.app.ShutdownWithTimeout(10 * time.Second) }
+
+// Routes returns the route table (used by the role-matrix and bad-input tests).
+func (s *Server) Routes() []Route { return s.routes }
+
+func (s *Server) mount() {
+	s.register(s.healthRoutes())
+	s.register(s.userRoutes())
+	for _, group := range s.extraRoutes() {
+		s.register(group)
+	}
+	s.app.Get("/openapi-client.json", s.serveSpec(Client))
+	s.app.Get("/openapi-admin.json", s.serveSpec(Admin))
+	sub, _ := fs.Sub(docsFS, "docsui")
+	s.app.Get("/docs", func(c *fiber.Ctx) error {
+		b, _ := fs.ReadFile(sub, "index.html")
+		c.Type("html")
+		return c.Send(b)
+	})
+	s.app.Use("/docs/assets", filesystem.New(filesystem.Config{Root: http.FS(sub), MaxAge: 3600}))
+}
+
+func (s *Server) serveSpec(surface Surface) fiber.Handler {
+	return func(c *fiber.Ctx) error {
+		s.specOnce.Do(func() {
+			s.specs = map[Surface][]byte{}
+			for _, sf := range []Surface{Client, Admin} {
+				b, err := s.buildOpenAPI(sf)
+				if err != nil {
+					s.specErr = err
+					return
+				}
+				s.specs[sf] = b
+			}
+		})
+		if s.specErr != nil {
+			return s.specErr
+		}
+		c.Type("json")
+		return c.Send(s.specs[surface])
+	}
+}
+
+func (s *Server) requestID(c *fiber.Ctx) error {
+	id := c.Get("X-Request-ID")
+	if id == "" || len(id) > 128 {
+		id = uuid.NewString()
+	}
+	c.Locals(requestIDKey, id)
+	c.Set("X-Request-ID", id)
+	start := time.Now()
+	err := c.Next()
+	c.Set("X-Process-Time", strconv.FormatFloat(time.Since(start).Seconds(), 'f', 6, 64))
+	return err
+}
+
+// bodyLimit enforces LORE_BODY_LIMIT_BYTES on every body except multipart
+// uploads, which have their own (larger) limit.
+func (s *Server) bodyLimit(c *fiber.Ctx) error {
+	if c.Method() == http.MethodGet || c.Method() == http.MethodHead {
+		return c.Next()
+	}
+	if string(c.Request().Header.MultipartFormBoundary()) != "" {
+		return c.Next()
+	}
+	limit := s.d.Cfg.BodyLimit
+	if n := c.Request().Header.ContentLength(); n > limit || (n < 0 && len(c.Body()) > limit) {
+		return fiber.ErrRequestEntityTooLarge
+	}
+	return c.Next()
+}
+
+func (s *Server) recoverPanic(c *fiber.Ctx) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			s.log.Error("panic", "panic", r, "path", c.Path(), "request_id", c.Locals(requestIDKey),
+				"stack", string(debug.Stack()))
+			err = Errf(http.StatusInternalServerError, "Internal server error")
+		}
+	}()
+	return c.Next()
+}

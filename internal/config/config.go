@@ -1,0 +1,286 @@
+// Package config reads every setting of Lore from environment variables into one
+// struct, so that defaults live in one place and README can list them all.
+package config
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Config is the whole runtime configuration. Zero values are never used directly:
+// Load fills every field from the environment or its default.
+type Config struct {
+	HTTPAddr      string // LORE_HTTP_ADDR
+	PublicURL     string // LORE_PUBLIC_URL: base URL used in generated links (signed file URLs)
+	DataDir       string // LORE_DATA_DIR
+	DatabaseURL   string // DATABASE_URL: empty → SQLite in DataDir
+	Environment   string // LORE_ENV: local | dev | prod
+	BodyLimit     int    // LORE_BODY_LIMIT_BYTES: max request body
+	RunWorker     bool   // LORE_RUN_WORKER: serve also runs the Temporal worker
+	LogLevel      string // LORE_LOG_LEVEL
+	TemporalAddr  string // TEMPORAL_ADDRESS; "none" disables Temporal
+	TemporalNS    string // TEMPORAL_NAMESPACE
+	TemporalQueue string // TEMPORAL_TASK_QUEUE
+	TemporalUI    string // TEMPORAL_UI_URL (printed by make run)
+
+	JWTSecret     string        // LORE_JWT_SECRET (generated and persisted when unset)
+	JWTTTL        time.Duration // LORE_JWT_TTL
+	AdminEmail    string        // LORE_ADMIN_EMAIL
+	AdminPassword string        // LORE_ADMIN_PASSWORD
+
+	RedisURL     string // REDIS_URL: empty → in-memory LRU
+	CacheMaxSize int    // LORE_CACHE_MAX_SIZE
+
+	// Vector store: empty MilvusAddress → embedded store under DataDir/vectors.
+	MilvusAddress    string
+	MilvusUser       string
+	MilvusPassword   string
+	MilvusDB         string
+	MilvusCollection string
+
+	// Object storage: empty S3Endpoint → local directory under DataDir/files.
+	S3Endpoint      string
+	S3AccessKey     string
+	S3SecretKey     string
+	S3Bucket        string
+	S3Region        string
+	S3UseSSL        bool
+	S3Public        bool
+	S3PublicBaseURL string
+	UploadMaxBytes  int64
+	UploadAllowExt  []string
+
+	// Model defaults (ai-config in the database overrides them per tenant).
+	EmbedProvider  string // local | openai
+	EmbedBaseURL   string
+	EmbedAPIKey    string
+	EmbedModel     string
+	EmbedDimension int
+	ChatProvider   string // extractive | openai
+	ChatBaseURL    string
+	ChatAPIKey     string
+	ChatModel      string
+	RerankProvider string // lexical | cohere
+	RerankBaseURL  string
+	RerankAPIKey   string
+	RerankModel    string
+
+	ChunkSize    int
+	ChunkOverlap int
+
+	// SPEC.md "Environment parameters".
+	RAGRecallK                  int
+	RAGRecallThreshold          float64
+	RAGEnableRerank             bool
+	RAGRerankTopK               int
+	RAGRecallMax                int
+	AgentMaxIterations          int
+	AgentMaxConsecutiveEmpty    int
+	AgentSummaryTriggerMsgCount int
+	AgentSummaryKeepLastN       int
+	ChatStreamTimeoutSeconds    float64
+	BatchVectorizeMaxDocs       int
+	BatchVectorizeConcurrency   int
+	SiteAccessTokenTTL          time.Duration
+	SitePasswordMaxFailures     int
+	MessengerBaseURL            string
+	MessengerReplayWindow       time.Duration
+	MessengerMaxBodyBytes       int
+	ViewFlushInterval           time.Duration
+	ClientSiteCacheTTL          time.Duration
+}
+
+// Load reads the environment. It creates the data directory and, when
+// LORE_JWT_SECRET is unset, a persisted random secret inside it.
+func Load() (*Config, error) { return LoadFrom(os.LookupEnv) }
+
+// LoadFrom is Load with another source of variables (tests pass a map).
+func LoadFrom(lookup func(string) (string, bool)) (*Config, error) {
+	e := source(lookup)
+	c := &Config{
+		HTTPAddr:      e.str("LORE_HTTP_ADDR", ":8080"),
+		PublicURL:     e.str("LORE_PUBLIC_URL", ""),
+		DataDir:       e.str("LORE_DATA_DIR", "./data"),
+		DatabaseURL:   e.str("DATABASE_URL", ""),
+		Environment:   e.str("LORE_ENV", "local"),
+		BodyLimit:     e.int("LORE_BODY_LIMIT_BYTES", 8<<20),
+		RunWorker:     e.bool("LORE_RUN_WORKER", true),
+		LogLevel:      e.str("LORE_LOG_LEVEL", "info"),
+		TemporalAddr:  e.str("TEMPORAL_ADDRESS", "127.0.0.1:7233"),
+		TemporalNS:    e.str("TEMPORAL_NAMESPACE", "default"),
+		TemporalQueue: e.str("TEMPORAL_TASK_QUEUE", "lore"),
+		TemporalUI:    e.str("TEMPORAL_UI_URL", "http://127.0.0.1:8233"),
+
+		JWTSecret:     e.str("LORE_JWT_SECRET", ""),
+		JWTTTL:        e.dur("LORE_JWT_TTL", 7*24*time.Hour),
+		AdminEmail:    e.str("LORE_ADMIN_EMAIL", "admin@lore.local"),
+		AdminPassword: e.str("LORE_ADMIN_PASSWORD", ""),
+
+		RedisURL:     e.str("REDIS_URL", ""),
+		CacheMaxSize: e.int("LORE_CACHE_MAX_SIZE", 10000),
+
+		MilvusAddress:    e.str("MILVUS_ADDRESS", ""),
+		MilvusUser:       e.str("MILVUS_USERNAME", ""),
+		MilvusPassword:   e.str("MILVUS_PASSWORD", ""),
+		MilvusDB:         e.str("MILVUS_DB", ""),
+		MilvusCollection: e.str("MILVUS_COLLECTION", "lore_chunks"),
+
+		S3Endpoint:      e.str("S3_ENDPOINT", ""),
+		S3AccessKey:     e.str("S3_ACCESS_KEY", ""),
+		S3SecretKey:     e.str("S3_SECRET_KEY", ""),
+		S3Bucket:        e.str("S3_BUCKET", "lore"),
+		S3Region:        e.str("S3_REGION", ""),
+		S3UseSSL:        e.bool("S3_USE_SSL", false),
+		S3Public:        e.bool("S3_PUBLIC_BUCKET", false),
+		S3PublicBaseURL: e.str("S3_PUBLIC_BASE_URL", ""),
+		UploadMaxBytes:  int64(e.int("LORE_UPLOAD_MAX_BYTES", 300<<20)),
+		UploadAllowExt: strings.Split(e.str("LORE_UPLOAD_ALLOWED_EXT",
+			"jpg,jpeg,png,gif,webp,svg,pdf,doc,docx,xls,xlsx,ppt,pptx,txt,md,zip"), ","),
+
+		EmbedProvider:  e.str("EMBED_PROVIDER", "local"),
+		EmbedBaseURL:   e.str("EMBED_BASE_URL", ""),
+		EmbedAPIKey:    e.str("EMBED_API_KEY", ""),
+		EmbedModel:     e.str("EMBED_MODEL", "local-hash-256"),
+		EmbedDimension: e.int("EMBED_DIMENSION", 256),
+		ChatProvider:   e.str("CHAT_PROVIDER", "extractive"),
+		ChatBaseURL:    e.str("CHAT_BASE_URL", ""),
+		ChatAPIKey:     e.str("CHAT_API_KEY", ""),
+		ChatModel:      e.str("CHAT_MODEL", "lore-extractive"),
+		RerankProvider: e.str("RERANK_PROVIDER", "lexical"),
+		RerankBaseURL:  e.str("RERANK_BASE_URL", ""),
+		RerankAPIKey:   e.str("RERANK_API_KEY", ""),
+		RerankModel:    e.str("RERANK_MODEL", "lore-lexical"),
+
+		ChunkSize:    e.int("LORE_CHUNK_SIZE", 800),
+		ChunkOverlap: e.int("LORE_CHUNK_OVERLAP", 100),
+
+		RAGRecallK:                  e.int("RAG_RECALL_K", 50),
+		RAGRecallThreshold:          e.float("RAG_RECALL_THRESHOLD", 0.3),
+		RAGEnableRerank:             e.bool("RAG_ENABLE_RERANK", true),
+		RAGRerankTopK:               e.int("RAG_RERANK_TOP_K", 5),
+		RAGRecallMax:                e.int("RAG_RECALL_MAX", 100),
+		AgentMaxIterations:          e.int("AGENT_MAX_ITERATIONS", 5),
+		AgentMaxConsecutiveEmpty:    e.int("AGENT_MAX_CONSECUTIVE_EMPTY", 2),
+		AgentSummaryTriggerMsgCount: e.int("AGENT_SUMMARY_TRIGGER_MSG_COUNT", 10),
+		AgentSummaryKeepLastN:       e.int("AGENT_SUMMARY_KEEP_LAST_N", 6),
+		ChatStreamTimeoutSeconds:    e.float("CHAT_STREAM_TIMEOUT_SECONDS", 120.0),
+		BatchVectorizeMaxDocs:       e.int("LORE_BATCH_VECTORIZE_MAX", 5000),
+		BatchVectorizeConcurrency:   e.int("LORE_BATCH_VECTORIZE_CONCURRENCY", 8),
+		SiteAccessTokenTTL:          e.dur("LORE_SITE_ACCESS_TOKEN_TTL", 24*time.Hour),
+		SitePasswordMaxFailures:     e.int("LORE_SITE_PASSWORD_MAX_FAILURES", 5),
+		MessengerBaseURL:            e.str("MESSENGER_API_BASE_URL", ""),
+		MessengerReplayWindow:       e.dur("MESSENGER_REPLAY_WINDOW", 5*time.Minute),
+		MessengerMaxBodyBytes:       e.int("MESSENGER_MAX_BODY_BYTES", 64<<10),
+		ViewFlushInterval:           e.dur("LORE_VIEW_FLUSH_INTERVAL", 200*time.Millisecond),
+		ClientSiteCacheTTL:          e.dur("LORE_SITE_CACHE_TTL", 10*time.Minute),
+	}
+	if err := c.validate(); err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(c.DataDir, 0o755); err != nil {
+		return nil, fmt.Errorf("config: data dir: %w", err)
+	}
+	if c.JWTSecret == "" {
+		s, err := persistedSecret(filepath.Join(c.DataDir, "jwt.secret"))
+		if err != nil {
+			return nil, err
+		}
+		c.JWTSecret = s
+	}
+	return c, nil
+}
+
+// TemporalEnabled reports whether a Temporal server is configured.
+func (c *Config) TemporalEnabled() bool {
+	return c.TemporalAddr != "" && c.TemporalAddr != "none"
+}
+
+// SQLitePath is the database file used when DATABASE_URL is empty.
+func (c *Config) SQLitePath() string { return filepath.Join(c.DataDir, "lore.db") }
+
+// ChatStreamTimeout is CHAT_STREAM_TIMEOUT_SECONDS as a duration.
+func (c *Config) ChatStreamTimeout() time.Duration {
+	return time.Duration(c.ChatStreamTimeoutSeconds * float64(time.Second))
+}
+
+func (c *Config) validate() error {
+	switch {
+	case c.RAGRecallK < 1:
+		return fmt.Errorf("config: RAG_RECALL_K must be >= 1")
+	case c.RAGRecallMax < 1:
+		return fmt.Errorf("config: RAG_RECALL_MAX must be >= 1")
+	case c.RAGRerankTopK < 1:
+		return fmt.Errorf("config: RAG_RERANK_TOP_K must be >= 1")
+	case c.AgentMaxIterations < 1:
+		return fmt.Errorf("config: AGENT_MAX_ITERATIONS must be >= 1")
+	case c.ChatStreamTimeoutSeconds <= 0:
+		return fmt.Errorf("config: CHAT_STREAM_TIMEOUT_SECONDS must be > 0")
+	case c.BatchVectorizeConcurrency < 1:
+		return fmt.Errorf("config: LORE_BATCH_VECTORIZE_CONCURRENCY must be >= 1")
+	}
+	return nil
+}
+
+func persistedSecret(path string) (string, error) {
+	if b, err := os.ReadFile(path); err == nil && len(strings.TrimSpace(string(b))) >= 32 {
+		return strings.TrimSpace(string(b)), nil
+	}
+	buf := make([]byte, 32)
+	if _, err := rand.Read(buf); err != nil {
+		return "", err
+	}
+	s := hex.EncodeToString(buf)
+	if err := os.WriteFile(path, []byte(s+"\n"), 0o600); err != nil {
+		return "", fmt.Errorf("config: persist jwt secret: %w", err)
+	}
+	return s, nil
+}
+
+// source reads variables through a lookup function, with typed defaults.
+type source func(string) (string, bool)
+
+func (e source) str(k, def string) string {
+	if v, ok := e(k); ok && v != "" {
+		return v
+	}
+	return def
+}
+
+func (e source) int(k string, def int) int {
+	if v, err := strconv.Atoi(e.str(k, "")); err == nil {
+		return v
+	}
+	return def
+}
+
+func (e source) float(k string, def float64) float64 {
+	if v, err := strconv.ParseFloat(e.str(k, ""), 64); err == nil {
+		return v
+	}
+	return def
+}
+
+func (e source) bool(k string, def bool) bool {
+	if v, err := strconv.ParseBool(e.str(k, "")); err == nil {
+		return v
+	}
+	return def
+}
+
+func (e source) dur(k string, def time.Duration) time.Duration {
+	if v, err := time.ParseDuration(e.str(k, "")); err == nil {
+		return v
+	}
+	return def
+}
+
+// MapSource adapts a map to LoadFrom (tests build configurations this way).
+func MapSource(m map[string]string) func(string) (string, bool) {
+	return func(k string) (string, bool) { v, ok := m[k]; return v, ok }
+}

@@ -1,0 +1,88 @@
+// Package deps is the one place that reads the configuration and picks the
+// implementation of every capability (embedded default or production engine).
+package deps
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+
+	"github.com/lorekb/lore/internal/cache"
+	"github.com/lorekb/lore/internal/cache/memory"
+	rediscache "github.com/lorekb/lore/internal/cache/redis"
+	"github.com/lorekb/lore/internal/config"
+	"github.com/lorekb/lore/internal/db"
+	"go.temporal.io/sdk/client"
+)
+
+// Deps holds the shared handles of one process.
+type Deps struct {
+	Cfg      *config.Config
+	Log      *slog.Logger
+	DB       *db.DB
+	Cache    cache.Cache
+	Temporal client.Client // nil when TEMPORAL_ADDRESS=none
+	closers  []func()
+}
+
+// NewLogger returns the structured JSON logger of the process.
+func NewLogger(cfg *config.Config) *slog.Logger {
+	lvl := slog.LevelInfo
+	_ = lvl.UnmarshalText([]byte(cfg.LogLevel))
+	return slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: lvl}))
+}
+
+// Open connects the database (and migrates it), the cache and Temporal.
+func Open(ctx context.Context, cfg *config.Config, log *slog.Logger) (*Deps, error) {
+	d := &Deps{Cfg: cfg, Log: log}
+	dsn := cfg.DatabaseURL
+	if dsn == "" {
+		dsn = cfg.SQLitePath()
+	}
+	database, err := db.Open(ctx, dsn)
+	if err != nil {
+		return nil, err
+	}
+	d.DB = database
+	d.closers = append(d.closers, func() { _ = database.Close() })
+	if err := database.Migrate(ctx); err != nil {
+		d.Close()
+		return nil, err
+	}
+	if cfg.RedisURL != "" {
+		c, err := rediscache.Open(cfg.RedisURL, "lore:")
+		if err != nil {
+			d.Close()
+			return nil, fmt.Errorf("redis: %w", err)
+		}
+		d.Cache = c
+	} else {
+		d.Cache = memory.New(cfg.CacheMaxSize)
+	}
+	if cfg.TemporalEnabled() {
+		tc, err := client.Dial(client.Options{
+			HostPort:  cfg.TemporalAddr,
+			Namespace: cfg.TemporalNS,
+			Logger:    newTemporalLogger(log),
+		})
+		if err != nil {
+			d.Close()
+			return nil, fmt.Errorf("temporal: %w", err)
+		}
+		d.Temporal = tc
+		d.closers = append(d.closers, tc.Close)
+	}
+	return d, nil
+}
+
+// Close releases everything Open acquired, in reverse order.
+func (d *Deps) Close() {
+	for i := len(d.closers) - 1; i >= 0; i-- {
+		d.closers[i]()
+	}
+	d.closers = nil
+}
+
+// OnClose registers a release function run by Close.
+func (d *Deps) OnClose(f func()) { d.closers = append(d.closers, f) }

@@ -1,0 +1,565 @@
+// Package extractive is the built-in [llm.Model] that needs no network and
+// no model weights. It makes a fresh install give a working, cited chat: on a
+// new question it calls the knowledge-base search tool with the question, and
+// once the search results are in it answers with the sentences of the
+// returned passages that best match the question, each cited as [n].
+//
+// Everything it does is deterministic, so its output is reproducible in
+// tests and safe to replay in Temporal workflows.
+package extractive
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"math"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/lorekb/lore/internal/llm"
+	"github.com/lorekb/lore/internal/rerank/lexical"
+)
+
+// NotFoundAnswer is the reply when the search returned no passages. It is
+// exported so callers and tests can recognise it.
+const NotFoundAnswer = "I could not find this in the documentation of this site."
+
+// SummaryPrefix starts every summary, marking it as a summary when it is
+// later fed back to the model as context.
+const SummaryPrefix = "Summary of earlier conversation: "
+
+const (
+	maxAnswerSentences = 3
+	maxSentenceRunes   = 400
+	maxSummaryRunes    = 600
+	argsPieceRunes     = 16 // size of streamed tool-call argument pieces
+)
+
+// Model is the extractive responder. The zero value is ready to use.
+type Model struct{}
+
+var _ llm.Model = (*Model)(nil)
+
+// New returns an extractive Model. It exists for symmetry with the network
+// backends' constructors.
+func New() *Model { return &Model{} }
+
+// Generate answers one turn as described in the package documentation. It
+// never fails on unusual input; it only returns an error when ctx is done.
+func (m *Model) Generate(ctx context.Context, req llm.Request, onDelta func(llm.Delta)) (llm.Result, error) {
+	if err := ctx.Err(); err != nil {
+		return llm.Result{}, err
+	}
+	emit := func(d llm.Delta) error {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if onDelta != nil {
+			onDelta(d)
+		}
+		return nil
+	}
+	usage := llm.Usage{InputTokens: inputTokens(req.Messages)}
+
+	if req.Purpose == llm.PurposeSummarize {
+		return streamText(summarize(req.Messages), usage, emit)
+	}
+
+	lastUser := -1
+	for i, msg := range req.Messages {
+		if msg.Role == llm.RoleUser {
+			lastUser = i
+		}
+	}
+	query := ""
+	if lastUser >= 0 {
+		query = strings.TrimSpace(req.Messages[lastUser].Content)
+	}
+	var toolResults []string
+	for _, msg := range req.Messages[lastUser+1:] {
+		if msg.Role == llm.RoleTool {
+			toolResults = append(toolResults, msg.Content)
+		}
+	}
+
+	if offersSearch(req.Tools) && len(toolResults) == 0 && query != "" {
+		return callSearch(query, len(req.Messages), usage, emit)
+	}
+
+	var passages []passage
+	for _, content := range toolResults {
+		passages = append(passages, parsePassages(content)...)
+	}
+	return streamText(answer(query, passages), usage, emit)
+}
+
+// offersSearch reports whether the knowledge-base search tool is available.
+func offersSearch(tools []llm.ToolDef) bool {
+	for _, t := range tools {
+		if t.Name == llm.SearchToolName {
+			return true
+		}
+	}
+	return false
+}
+
+// callSearch returns (and streams) a single search tool call for query. The
+// ID depends only on the query and the conversation length, so a replayed
+// turn produces the same call.
+func callSearch(query string, msgCount int, usage llm.Usage, emit func(llm.Delta) error) (llm.Result, error) {
+	sum := sha256.Sum256([]byte(query + "\x00" + strconv.Itoa(msgCount)))
+	id := "call_" + hex.EncodeToString(sum[:6])
+
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(map[string]string{"query": query}) // cannot fail for a string map
+	args := strings.TrimSuffix(buf.String(), "\n")
+
+	if err := emit(llm.Delta{ToolCall: &llm.ToolCallDelta{Index: 0, ID: id, Name: llm.SearchToolName}}); err != nil {
+		return llm.Result{}, err
+	}
+	for _, piece := range runeChunks(args, argsPieceRunes) {
+		if err := emit(llm.Delta{ToolCall: &llm.ToolCallDelta{Index: 0, Arguments: piece}}); err != nil {
+			return llm.Result{}, err
+		}
+	}
+	usage.OutputTokens = llm.EstimateTokens(llm.SearchToolName + args)
+	return llm.Result{
+		Message: llm.Message{
+			Role:      llm.RoleAssistant,
+			ToolCalls: []llm.ToolCall{{ID: id, Name: llm.SearchToolName, Arguments: args}},
+		},
+		Usage:        usage,
+		FinishReason: llm.FinishToolCalls,
+	}, nil
+}
+
+// streamText emits text as word-sized deltas and returns it as the
+// assistant message.
+func streamText(text string, usage llm.Usage, emit func(llm.Delta) error) (llm.Result, error) {
+	for _, w := range words(text) {
+		if err := emit(llm.Delta{Text: w}); err != nil {
+			return llm.Result{}, err
+		}
+	}
+	usage.OutputTokens = llm.EstimateTokens(text)
+	return llm.Result{
+		Message:      llm.Message{Role: llm.RoleAssistant, Content: text},
+		Usage:        usage,
+		FinishReason: llm.FinishStop,
+	}, nil
+}
+
+func inputTokens(msgs []llm.Message) int {
+	var b strings.Builder
+	for _, m := range msgs {
+		b.WriteString(m.Content)
+		for _, tc := range m.ToolCalls {
+			b.WriteString(tc.Name)
+			b.WriteString(tc.Arguments)
+		}
+	}
+	return llm.EstimateTokens(b.String())
+}
+
+// --- summary ---
+
+var citationRe = regexp.MustCompile(`\s*\[\d+\]`)
+
+// summarize keeps the first sentence of each user and assistant message, in
+// order, labelled by speaker, within maxSummaryRunes. Citation markers are
+// dropped because passage numbers do not carry over to later turns.
+func summarize(msgs []llm.Message) string {
+	var parts []string
+	for _, msg := range msgs {
+		var who string
+		switch msg.Role {
+		case llm.RoleUser:
+			who = "User: "
+		case llm.RoleAssistant:
+			who = "Assistant: "
+		default:
+			continue
+		}
+		text := citationRe.ReplaceAllString(msg.Content, "")
+		first := ""
+		for _, block := range blocks(text) {
+			if s := splitSentences(block); len(s) > 0 {
+				first = s[0]
+				break
+			}
+		}
+		if first == "" {
+			continue
+		}
+		parts = append(parts, who+first)
+	}
+	if len(parts) == 0 {
+		return SummaryPrefix + "(nothing to summarize)"
+	}
+	return SummaryPrefix + truncateRunes(strings.Join(parts, " "), maxSummaryRunes)
+}
+
+// --- passages ---
+
+// passage is one search result: its citation number and the text segments
+// that may contain answer sentences.
+type passage struct {
+	num      string
+	segments []string
+}
+
+var headerRe = regexp.MustCompile(`^\[(\d+)\](?:\s.*)?$`)
+
+// parsePassages reads the search tool's output format: passages separated
+// by blank lines, each starting with a header line "[n] <title>", with a
+// "[...]" line between non-adjacent fragments. Text before the first header
+// (an instruction or "No relevant documents found.") yields no passages.
+func parsePassages(content string) []passage {
+	content = strings.ReplaceAll(strings.ReplaceAll(content, "\r\n", "\n"), "\r", "\n")
+	var (
+		out       []passage
+		cur       *passage
+		body      []string
+		prevBlank = true
+	)
+	finish := func() {
+		if cur != nil {
+			cur.segments = blocks(strings.Join(body, "\n"))
+			out = append(out, *cur)
+		}
+		cur, body = nil, nil
+	}
+	for _, line := range strings.Split(content, "\n") {
+		trimmed := strings.TrimSpace(line)
+		if prevBlank || cur == nil {
+			if m := headerRe.FindStringSubmatch(trimmed); m != nil {
+				finish()
+				cur = &passage{num: m[1]} // the title is not quoted in answers
+				prevBlank = false
+				continue
+			}
+		}
+		if cur != nil {
+			body = append(body, line)
+		}
+		prevBlank = trimmed == ""
+	}
+	finish()
+	return out
+}
+
+var listMarkerRe = regexp.MustCompile(`^(?:[-*+•]|\d{1,3}[.)])\s+`)
+
+// blocks splits text into segments that no sentence may cross: paragraphs
+// (blank lines), fragment boundaries ("[...]") and structural lines
+// (headings, list items, quotes, code fences). Wrapped lines of one paragraph
+// are joined. Headings and fences are dropped since they make poor answers.
+func blocks(text string) []string {
+	var (
+		out []string
+		cur []string
+	)
+	flush := func() {
+		if len(cur) > 0 {
+			out = append(out, strings.Join(cur, " "))
+			cur = nil
+		}
+	}
+	for _, line := range strings.Split(text, "\n") {
+		t := strings.TrimSpace(line)
+		switch {
+		case t == "" || t == "[...]" || t == "…" || strings.HasPrefix(t, "```") || strings.HasPrefix(t, "~~~"):
+			flush()
+		case strings.HasPrefix(t, "#"):
+			flush()
+		case listMarkerRe.MatchString(t) || strings.HasPrefix(t, ">") || strings.HasPrefix(t, "|"):
+			// A list item, quote or table row stands on its own.
+			flush()
+			t = listMarkerRe.ReplaceAllString(t, "")
+			t = strings.TrimSpace(strings.TrimLeft(t, ">"))
+			if t != "" {
+				out = append(out, t)
+			}
+		default:
+			if len(cur) > 0 && endsSentence(cur[len(cur)-1]) {
+				flush()
+			}
+			cur = append(cur, t)
+		}
+	}
+	flush()
+	return out
+}
+
+// endsSentence reports whether a line ends with sentence-final punctuation
+// (or a colon), in which case the next line starts a new sentence.
+func endsSentence(line string) bool {
+	r, _ := utf8.DecodeLastRuneInString(line)
+	return strings.ContainsRune(".!?:;。！？：；…", r)
+}
+
+var abbreviations = map[string]bool{
+	"e.g.": true, "i.e.": true, "etc.": true, "vs.": true, "cf.": true,
+	"mr.": true, "mrs.": true, "dr.": true, "no.": true, "fig.": true,
+}
+
+// splitSentences splits one segment into sentences at ".", "!", "?" and "…"
+// followed by a space, and right after CJK full stops. Whitespace inside a
+// sentence is collapsed.
+func splitSentences(segment string) []string {
+	segment = strings.Join(strings.Fields(segment), " ")
+	var (
+		out   []string
+		start int
+	)
+	runes := []rune(segment)
+	for i, r := range runes {
+		end := false
+		switch r {
+		case '。', '！', '？':
+			end = true
+		case '.', '!', '?', '…':
+			next := i + 1
+			for next < len(runes) && strings.ContainsRune(`"')]”’`, runes[next]) {
+				next++
+			}
+			if next == len(runes) || unicode.IsSpace(runes[next]) {
+				end = r != '.' || !isAbbreviation(runes[start:i+1])
+			}
+		}
+		if end {
+			// Keep closing quotes and brackets with their sentence.
+			j := i + 1
+			for j < len(runes) && strings.ContainsRune(`"')]”’」』）`, runes[j]) {
+				j++
+			}
+			if s := strings.TrimSpace(string(runes[start:j])); s != "" {
+				out = append(out, s)
+			}
+			start = j
+		}
+	}
+	if start < len(runes) {
+		if s := strings.TrimSpace(string(runes[start:])); s != "" {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+func isAbbreviation(sentence []rune) bool {
+	s := string(sentence)
+	if i := strings.LastIndexAny(s, " \t"); i >= 0 {
+		s = s[i+1:]
+	}
+	return abbreviations[strings.ToLower(s)]
+}
+
+// --- answering ---
+
+// candidate is one sentence that may be quoted in the answer.
+type candidate struct {
+	text    string
+	num     string // citation number of its passage
+	passage int    // passage order
+	pos     int    // position within the passage
+	terms   map[string]bool
+	score   float64
+}
+
+// stopwords are question and function words that would otherwise make any
+// sentence look relevant.
+var stopwords = map[string]bool{}
+
+func init() {
+	for _, w := range strings.Fields(`a an the is are was were be been being am do does did done
+		how what when where which who whom why whose can could should would will shall may might must
+		i me my mine we us our you your it its he she they them their this that these those there here
+		to of in on at for with by from as about into onto over under and or but not no nor if then so
+		than too very just also any some all each every please tell explain show know want need
+		have has had get got let s t
+		如何 怎么 怎样 什么 为什 哪里 哪些 是否 可以 请问`) {
+		stopwords[w] = true
+	}
+}
+
+// queryTerms are the distinct terms of the question without stopwords, or
+// all its terms if it has nothing else.
+func queryTerms(query string) []string {
+	all := lexical.Terms(query)
+	var (
+		content []string
+		seen    = map[string]bool{}
+	)
+	for _, t := range all {
+		if !stopwords[t] && !seen[t] {
+			seen[t] = true
+			content = append(content, t)
+		}
+	}
+	if len(content) > 0 {
+		return content
+	}
+	for _, t := range all {
+		if !seen[t] {
+			seen[t] = true
+			content = append(content, t)
+		}
+	}
+	return content
+}
+
+// answer composes the cited reply: up to maxAnswerSentences sentences with
+// the highest query-term overlap (terms weighted by rarity across all
+// candidate sentences), presented passage by passage in document order.
+func answer(query string, passages []passage) string {
+	var cands []candidate
+	for pi, p := range passages {
+		pos := 0
+		for _, seg := range p.segments {
+			for _, s := range splitSentences(seg) {
+				terms := map[string]bool{}
+				for _, t := range lexical.Terms(s) {
+					terms[t] = true
+				}
+				if len(terms) == 0 {
+					continue // punctuation or symbols only
+				}
+				cands = append(cands, candidate{text: s, num: p.num, passage: pi, pos: pos, terms: terms})
+				pos++
+			}
+		}
+	}
+	if len(cands) == 0 {
+		return NotFoundAnswer
+	}
+
+	qterms := queryTerms(query)
+	df := map[string]int{}
+	for _, c := range cands {
+		for _, q := range qterms {
+			if c.terms[q] {
+				df[q]++
+			}
+		}
+	}
+	n := float64(len(cands))
+	for i := range cands {
+		for _, q := range qterms {
+			if cands[i].terms[q] {
+				cands[i].score += math.Log(1 + n/float64(df[q]))
+			}
+		}
+	}
+
+	ranked := make([]int, len(cands))
+	for i := range ranked {
+		ranked[i] = i
+	}
+	sort.SliceStable(ranked, func(a, b int) bool {
+		return cands[ranked[a]].score > cands[ranked[b]].score
+	})
+
+	var picked []int
+	if best := cands[ranked[0]].score; best > 0 {
+		seen := map[string]bool{}
+		for _, i := range ranked {
+			c := cands[i]
+			// Weak matches next to a strong one are usually noise.
+			if len(picked) == maxAnswerSentences || c.score < 0.35*best {
+				break
+			}
+			if seen[c.text] {
+				continue
+			}
+			seen[c.text] = true
+			picked = append(picked, i)
+		}
+	} else {
+		// Nothing overlaps lexically (e.g. a paraphrased or cross-language
+		// question), but search still judged the passages relevant: quote
+		// the opening of the top passage.
+		picked = []int{0}
+	}
+
+	sort.Slice(picked, func(a, b int) bool {
+		ca, cb := cands[picked[a]], cands[picked[b]]
+		if ca.passage != cb.passage {
+			return ca.passage < cb.passage
+		}
+		return ca.pos < cb.pos
+	})
+	parts := make([]string, len(picked))
+	for i, idx := range picked {
+		c := cands[idx]
+		parts[i] = truncateRunes(c.text, maxSentenceRunes) + " [" + c.num + "]"
+	}
+	return strings.Join(parts, " ")
+}
+
+// --- text helpers ---
+
+// truncateRunes shortens s to at most max runes, preferring a word boundary,
+// and marks the cut with "…".
+func truncateRunes(s string, max int) string {
+	r := []rune(s)
+	if len(r) <= max {
+		return s
+	}
+	cut := max - 1
+	for i := cut; i > max/2; i-- {
+		if unicode.IsSpace(r[i]) {
+			cut = i
+			break
+		}
+	}
+	return strings.TrimRightFunc(string(r[:cut]), unicode.IsSpace) + "…"
+}
+
+// words splits text into streaming pieces: each word with its trailing
+// spaces, and each CJK character (with any punctuation after it) on its own,
+// so the pieces concatenate back to text exactly.
+func words(text string) []string {
+	var (
+		out       []string
+		start     int
+		prevSpace bool
+		prevCJK   bool
+	)
+	for i, r := range text {
+		space, cjk := unicode.IsSpace(r), lexical.IsCJK(r)
+		if i > start && !space && (prevSpace || ((prevCJK || cjk) && !unicode.IsPunct(r))) {
+			out = append(out, text[start:i])
+			start = i
+		}
+		prevSpace, prevCJK = space, cjk
+	}
+	if start < len(text) {
+		out = append(out, text[start:])
+	}
+	return out
+}
+
+// runeChunks splits s into pieces of at most n runes.
+func runeChunks(s string, n int) []string {
+	var out []string
+	for len(s) > 0 {
+		i, count := 0, 0
+		for i < len(s) && count < n {
+			_, size := utf8.DecodeRuneInString(s[i:])
+			i += size
+			count++
+		}
+		out = append(out, s[:i])
+		s = s[i:]
+	}
+	return out
+}

@@ -1,0 +1,236 @@
+// Package oai implements [llm.Model] on any OpenAI-compatible chat
+// completions server (OpenAI, vLLM, Ollama, LiteLLM, ...) using openai-go.
+//
+// Each Generate call is one streaming request. Retries are left to Temporal,
+// which already retries the activity, so the SDK's own retries are off.
+package oai
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"sort"
+	"strings"
+
+	"github.com/openai/openai-go"
+	"github.com/openai/openai-go/option"
+	"github.com/openai/openai-go/packages/param"
+
+	"github.com/lorekb/lore/internal/llm"
+)
+
+// Config selects the server and model. BaseURL is the API root including any
+// version path (e.g. "https://api.openai.com/v1" or "http://vllm:8000/v1");
+// empty means OpenAI. An empty APIKey sends no Authorization header, which
+// suits local servers. HTTPClient is optional.
+type Config struct {
+	BaseURL    string
+	APIKey     string
+	Model      string
+	HTTPClient *http.Client
+}
+
+// Model is an [llm.Model] backed by an OpenAI-compatible server.
+type Model struct {
+	client openai.Client
+	model  string
+}
+
+var _ llm.Model = (*Model)(nil)
+
+// New builds a Model from cfg. Settings come only from cfg, never from
+// OPENAI_* environment variables, so that the key for one server is not sent
+// to another by accident.
+func New(cfg Config) *Model {
+	opts := []option.RequestOption{
+		option.WithMaxRetries(0),
+		option.WithEnvironmentProduction(),
+		option.WithHeaderDel("authorization"),
+	}
+	if cfg.BaseURL != "" {
+		opts = append(opts, option.WithBaseURL(cfg.BaseURL))
+	}
+	if cfg.APIKey != "" {
+		opts = append(opts, option.WithAPIKey(cfg.APIKey))
+	}
+	if cfg.HTTPClient != nil {
+		opts = append(opts, option.WithHTTPClient(cfg.HTTPClient))
+	}
+	return &Model{client: openai.NewClient(opts...), model: cfg.Model}
+}
+
+// Generate streams one chat completion. Text and tool-call pieces are passed
+// to onDelta as they arrive; tool-call pieces are also accumulated by index
+// into the returned message. HTTP 4xx errors other than 408/429 wrap
+// [llm.ErrPermanent].
+func (m *Model) Generate(ctx context.Context, req llm.Request, onDelta func(llm.Delta)) (llm.Result, error) {
+	if err := ctx.Err(); err != nil {
+		return llm.Result{}, err
+	}
+	params, err := m.buildParams(req)
+	if err != nil {
+		return llm.Result{}, err
+	}
+
+	stream := m.client.Chat.Completions.NewStreaming(ctx, params)
+	defer stream.Close()
+
+	var (
+		content strings.Builder
+		calls   = map[int64]*llm.ToolCall{}
+		usage   llm.Usage
+		finish  string
+	)
+	for stream.Next() {
+		chunk := stream.Current()
+		if chunk.JSON.Usage.Valid() {
+			usage = llm.Usage{
+				InputTokens:  int(chunk.Usage.PromptTokens),
+				OutputTokens: int(chunk.Usage.CompletionTokens),
+			}
+		}
+		for _, choice := range chunk.Choices {
+			if choice.Index != 0 {
+				continue // only one choice is requested
+			}
+			if choice.FinishReason != "" {
+				finish = choice.FinishReason
+			}
+			if text := choice.Delta.Content; text != "" {
+				content.WriteString(text)
+				if onDelta != nil {
+					onDelta(llm.Delta{Text: text})
+				}
+			}
+			for _, tc := range choice.Delta.ToolCalls {
+				call := calls[tc.Index]
+				if call == nil {
+					call = &llm.ToolCall{}
+					calls[tc.Index] = call
+				}
+				if tc.ID != "" {
+					call.ID = tc.ID
+				}
+				// Some servers repeat the name on every piece, others send
+				// it once; only append when it is not a repeat.
+				if tc.Function.Name != "" && tc.Function.Name != call.Name {
+					call.Name += tc.Function.Name
+				}
+				call.Arguments += tc.Function.Arguments
+				if onDelta != nil {
+					onDelta(llm.Delta{ToolCall: &llm.ToolCallDelta{
+						Index:     int(tc.Index),
+						ID:        tc.ID,
+						Name:      tc.Function.Name,
+						Arguments: tc.Function.Arguments,
+					}})
+				}
+			}
+		}
+	}
+	if err := stream.Err(); err != nil {
+		return llm.Result{}, classify(ctx, err)
+	}
+	if err := ctx.Err(); err != nil {
+		return llm.Result{}, err
+	}
+
+	msg := llm.Message{Role: llm.RoleAssistant, Content: content.String()}
+	indexes := make([]int64, 0, len(calls))
+	for i := range calls {
+		indexes = append(indexes, i)
+	}
+	sort.Slice(indexes, func(a, b int) bool { return indexes[a] < indexes[b] })
+	for _, i := range indexes {
+		msg.ToolCalls = append(msg.ToolCalls, *calls[i])
+	}
+	if finish == "" {
+		finish = llm.FinishStop
+		if len(msg.ToolCalls) > 0 {
+			finish = llm.FinishToolCalls
+		}
+	}
+	return llm.Result{Message: msg, Usage: usage, FinishReason: finish}, nil
+}
+
+// buildParams translates the neutral request into openai-go parameters.
+func (m *Model) buildParams(req llm.Request) (openai.ChatCompletionNewParams, error) {
+	model := m.model
+	if req.Model != "" {
+		model = req.Model
+	}
+	if model == "" {
+		return openai.ChatCompletionNewParams{}, fmt.Errorf("oai: no model configured: %w", llm.ErrPermanent)
+	}
+	params := openai.ChatCompletionNewParams{
+		Model: model,
+		StreamOptions: openai.ChatCompletionStreamOptionsParam{
+			IncludeUsage: param.NewOpt(true),
+		},
+	}
+	if req.Temperature != nil {
+		params.Temperature = param.NewOpt(*req.Temperature)
+	}
+	for i, msg := range req.Messages {
+		p, err := toParam(msg)
+		if err != nil {
+			return openai.ChatCompletionNewParams{}, fmt.Errorf("oai: message %d: %w", i, err)
+		}
+		params.Messages = append(params.Messages, p)
+	}
+	for _, t := range req.Tools {
+		fn := openai.FunctionDefinitionParam{Name: t.Name}
+		if t.Description != "" {
+			fn.Description = param.NewOpt(t.Description)
+		}
+		if t.Parameters != nil {
+			fn.Parameters = openai.FunctionParameters(t.Parameters)
+		}
+		params.Tools = append(params.Tools, openai.ChatCompletionToolParam{Function: fn})
+	}
+	return params, nil
+}
+
+// toParam converts one stored message to the SDK's message union.
+func toParam(msg llm.Message) (openai.ChatCompletionMessageParamUnion, error) {
+	switch msg.Role {
+	case llm.RoleSystem:
+		return openai.SystemMessage(msg.Content), nil
+	case llm.RoleUser:
+		return openai.UserMessage(msg.Content), nil
+	case llm.RoleTool:
+		return openai.ToolMessage(msg.Content, msg.ToolCallID), nil
+	case llm.RoleAssistant:
+		var a openai.ChatCompletionAssistantMessageParam
+		if msg.Content != "" || len(msg.ToolCalls) == 0 {
+			a.Content.OfString = param.NewOpt(msg.Content)
+		}
+		for _, tc := range msg.ToolCalls {
+			a.ToolCalls = append(a.ToolCalls, openai.ChatCompletionMessageToolCallParam{
+				ID: tc.ID,
+				Function: openai.ChatCompletionMessageToolCallFunctionParam{
+					Name:      tc.Name,
+					Arguments: tc.Arguments,
+				},
+			})
+		}
+		return openai.ChatCompletionMessageParamUnion{OfAssistant: &a}, nil
+	default:
+		return openai.ChatCompletionMessageParamUnion{}, fmt.Errorf("unknown role %q: %w", msg.Role, llm.ErrPermanent)
+	}
+}
+
+// classify turns a transport or API error into the error Generate returns:
+// the context's error when the call was cancelled, ErrPermanent-wrapped for
+// non-retryable HTTP statuses, otherwise the error as is.
+func classify(ctx context.Context, err error) error {
+	if ctxErr := ctx.Err(); ctxErr != nil {
+		return fmt.Errorf("oai: %w", ctxErr)
+	}
+	var apiErr *openai.Error
+	if errors.As(err, &apiErr) && llm.IsPermanentStatus(apiErr.StatusCode) {
+		return fmt.Errorf("oai: %w: %w", llm.ErrPermanent, err)
+	}
+	return fmt.Errorf("oai: %w", err)
+}

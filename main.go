@@ -1,0 +1,165 @@
+// Command lore is the one binary of Lore: `lore serve` runs the API (and, by
+// default, the Temporal worker in the same process), `lore worker` runs the
+// worker alone, `lore migrate` applies database migrations.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+
+	"github.com/lorekb/lore/api"
+	"github.com/lorekb/lore/internal/config"
+	"github.com/lorekb/lore/internal/db"
+	"github.com/lorekb/lore/internal/deps"
+	"github.com/lorekb/lore/models"
+	"github.com/lorekb/lore/worker"
+)
+
+const usage = `usage: lore <command>
+
+commands:
+  serve     run the HTTP API (and the Temporal worker unless LORE_RUN_WORKER=false)
+  worker    run the Temporal worker only
+  migrate   apply database migrations and exit
+  version   print the version
+`
+
+func main() {
+	if len(os.Args) < 2 {
+		fmt.Fprint(os.Stderr, usage)
+		os.Exit(2)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	var err error
+	switch os.Args[1] {
+	case "serve":
+		err = run(ctx, true)
+	case "worker":
+		err = run(ctx, false)
+	case "migrate":
+		err = migrate(ctx)
+	case "version":
+		fmt.Println("lore", api.Version)
+	default:
+		fmt.Fprint(os.Stderr, usage)
+		os.Exit(2)
+	}
+	if err != nil && !errors.Is(err, context.Canceled) {
+		fmt.Fprintln(os.Stderr, "lore:", err)
+		os.Exit(1)
+	}
+}
+
+func migrate(ctx context.Context) error {
+	cfg, err := config.Load()
+	if err != nil {
+		return err
+	}
+	d, err := deps.Open(ctx, withoutTemporal(cfg), deps.NewLogger(cfg))
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	fmt.Println("migrations applied")
+	return nil
+}
+
+func withoutTemporal(cfg *config.Config) *config.Config {
+	c := *cfg
+	c.TemporalAddr = "none"
+	return &c
+}
+
+func run(ctx context.Context, serveHTTP bool) error {
+	cfg, err := config.Load()
+	if err != nil {
+		return err
+	}
+	log := deps.NewLogger(cfg)
+	slog.SetDefault(log)
+	d, err := deps.Open(ctx, cfg, log)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	if err := bootstrap(ctx, d); err != nil {
+		return err
+	}
+	errc := make(chan error, 2)
+	var w *worker.Worker
+	if !serveHTTP || cfg.RunWorker {
+		if d.Temporal == nil {
+			if !serveHTTP {
+				return errors.New("worker: TEMPORAL_ADDRESS is not set")
+			}
+		} else {
+			w, err = worker.New(ctx, d)
+			if err != nil {
+				return err
+			}
+			go func() { errc <- w.Run() }()
+			defer w.Stop()
+		}
+	}
+	var srv *api.Server
+	if serveHTTP {
+		srv = api.New(d)
+		go func() { errc <- srv.Listen(cfg.HTTPAddr) }()
+		base := "http://127.0.0.1" + cfg.HTTPAddr
+		if !strings.HasPrefix(cfg.HTTPAddr, ":") {
+			base = "http://" + cfg.HTTPAddr
+		}
+		fmt.Printf("\nLore is running\n  Client API:  %s/v1\n  Admin API:   %s/admin/api/v1\n  API docs:    %s/docs\n", base, base, base)
+		if d.Temporal != nil {
+			fmt.Printf("  Temporal UI: %s\n", cfg.TemporalUI)
+		}
+		fmt.Println()
+	}
+	select {
+	case <-ctx.Done():
+	case err = <-errc:
+	}
+	if srv != nil {
+		_ = srv.Shutdown()
+	}
+	return err
+}
+
+// bootstrap creates the default tenant and, when no user exists, the first
+// admin; a generated password is printed once.
+func bootstrap(ctx context.Context, d *deps.Deps) error {
+	tid, err := d.DB.EnsureDefaultTenant(ctx)
+	if err != nil {
+		return err
+	}
+	n, err := d.DB.CountUsers(ctx)
+	if err != nil || n > 0 {
+		return err
+	}
+	pw, generated := d.Cfg.AdminPassword, false
+	if pw == "" {
+		pw, generated = api.TempPassword(), true
+	}
+	hash, err := api.HashPassword(pw)
+	if err != nil {
+		return err
+	}
+	u := &models.User{TenantID: tid, Name: "Administrator", Email: d.Cfg.AdminEmail, PasswordHash: hash,
+		Role: models.RoleAdmin, Status: models.UserActive}
+	if err := d.DB.CreateUser(ctx, u, nil); err != nil && !errors.Is(err, db.ErrConflict) {
+		return err
+	}
+	if generated {
+		fmt.Printf("\nFirst admin created: %s / %s  (shown once; change it with PUT /admin/api/v1/users/%d/password)\n", u.Email, pw, u.ID)
+	} else {
+		fmt.Printf("\nFirst admin created: %s (password from LORE_ADMIN_PASSWORD)\n", u.Email)
+	}
+	return nil
+}

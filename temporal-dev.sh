@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# Builds (once) the Temporal CLI into ./bin and starts the local Temporal dev
+# server: SQLite file under the data dir, frontend on :7233, Web UI on :8233.
+set -euo pipefail
+cd "$(dirname "$0")"
+TEMPORAL_VERSION="${TEMPORAL_CLI_VERSION:-v1.5.1}"
+BIN="$PWD/bin/temporal"
+DATA_DIR="${LORE_DATA_DIR:-./data}"
+if [ ! -x "$BIN" ]; then
+  echo "temporal-dev.sh: building Temporal CLI $TEMPORAL_VERSION into ./bin (first run takes a few minutes)..." >&2
+  GOBIN="$PWD/bin" go install "github.com/temporalio/cli/cmd/temporal@$TEMPORAL_VERSION"
+fi
+mkdir -p "$DATA_DIR"
+if [ "${1:-}" = "--build-only" ]; then exit 0; fi
+exec "$BIN" server start-dev \
+  --db-filename "$DATA_DIR/temporal.db" \
+  --ip 127.0.0.1 --port "${TEMPORAL_PORT:-7233}" \
+  --ui-port "${TEMPORAL_UI_PORT:-8233}" \
+  --log-level warn

@@ -1,0 +1,29 @@
+// Package workflows holds the deterministic orchestration of Lore: one file per
+// workflow. Workflow code decides; activities (package activities) do the I/O.
+package workflows
+
+import (
+	"fmt"
+)
+
+// TaskQueue is the default task queue of every Lore workflow and activity; the
+// deployment can override it with TEMPORAL_TASK_QUEUE.
+const TaskQueue = "lore"
+
+// Workflow IDs derive from business IDs so an operator finds a job in the
+// Temporal Web UI by what it is about.
+
+// VectorizeDocID is the workflow ID of a document's vectorization.
+func VectorizeDocID(docID int64) string { return fmt.Sprintf("vectorize-doc-%d", docID) }
+
+// RemoveVectorsID is the workflow ID of removing a document's vectors.
+func RemoveVectorsID(docID int64) string { return fmt.Sprintf("remove-vectors-doc-%d", docID) }
+
+// BatchVectorizeID is the workflow ID of a batch vectorization job.
+func BatchVectorizeID(uuid string) string { return "batch-vectorize-" + uuid }
+
+// DeleteSiteID is the workflow ID of a site deletion.
+func DeleteSiteID(siteID int64) string { return fmt.Sprintf("delete-site-%d", siteID) }
+
+// ChatRunID is the workflow ID of one chat turn of a thread.
+func ChatRunID(threadID string, turn int) string { return fmt.Sprintf("chat-%s-turn-%d", threadID, turn) }
