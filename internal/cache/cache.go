@@ -24,9 +24,11 @@ type Stats struct {
 	// Status reports backend connectivity for remote caches: "connected"
 	// or "error: <reason>".
 	Status string `json:"status,omitempty"`
-	// Hits and Misses count Get calls of this process since creation (or
-	// the last Clear); expired entries count as misses.
-	Hits   int64 `json:"hits"`
+	// Hits counts Get calls of this process that found a live entry,
+	// since creation or the last Clear.
+	Hits int64 `json:"hits"`
+	// Misses counts Get calls that found nothing; expired entries count
+	// as misses. Backend errors count as neither.
 	Misses int64 `json:"misses"`
 	// HitRate is Hits/(Hits+Misses) as a percentage with two decimals,
 	// e.g. "12.34%" ("0.00%" before any lookup).

@@ -24,6 +24,7 @@ type Deps struct {
 	Cache    cache.Cache
 	Temporal client.Client // nil when TEMPORAL_ADDRESS=none
 	closers  []func()
+	models   modelCache
 }
 
 // NewLogger returns the structured JSON logger of the process.

@@ -1,0 +1,90 @@
+package db
+
+import (
+	"context"
+	"time"
+
+	"github.com/lorekb/lore/models"
+	"github.com/uptrace/bun"
+)
+
+// Vector status transitions. Every write is guarded so that a retried or
+// superseded activity cannot move a document backwards.
+
+// MarkVectorPending sets the listed documents to pending and returns the ids
+// that exist.
+func (d *DB) MarkVectorPending(ctx context.Context, ids []int64) ([]int64, error) {
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	var found []int64
+	err := d.Tx(ctx, func(ctx context.Context, tx bun.Tx) error {
+		if err := tx.NewSelect().Model((*models.Document)(nil)).Column("id").
+			Where("id IN (?)", bun.In(ids)).Order("id").Scan(ctx, &found); err != nil {
+			return err
+		}
+		if len(found) == 0 {
+			return nil
+		}
+		_, err := tx.NewUpdate().Model((*models.Document)(nil)).
+			Set("vector_status = ?", models.VecPending).Set("vector_error = ''").
+			Where("id IN (?)", bun.In(found)).Exec(ctx)
+		return err
+	})
+	return found, err
+}
+
+// BeginVectorize marks the document processing and returns it with its
+// content and current content version.
+func (d *DB) BeginVectorize(ctx context.Context, id int64) (*models.Document, error) {
+	doc := new(models.Document)
+	if err := d.NewSelect().Model(doc).Where("id = ?", id).Scan(ctx); err != nil {
+		return nil, Classify(err)
+	}
+	_, err := d.NewUpdate().Model((*models.Document)(nil)).Set("vector_status = ?", models.VecProcessing).
+		Where("id = ?", id).Exec(ctx)
+	doc.VectorStatus = models.VecProcessing
+	return doc, Classify(err)
+}
+
+// FinishVectorize records a successful run of content version: completed when
+// the document still has that version, outdated when it was edited meanwhile.
+func (d *DB) FinishVectorize(ctx context.Context, id, version int64, chunks int) error {
+	now := time.Now().UTC()
+	_, err := d.NewUpdate().Model((*models.Document)(nil)).
+		Set("vector_status = CASE WHEN content_version = ? THEN ? ELSE ? END", version, models.VecCompleted, models.VecOutdated).
+		Set("chunk_count = ?", chunks).Set("vectorized_at = ?", now).Set("vector_error = ''").
+		Where("id = ?", id).Exec(ctx)
+	return Classify(err)
+}
+
+// FailVectorize records a failed run with its reason.
+func (d *DB) FailVectorize(ctx context.Context, id int64, reason string) error {
+	if len(reason) > 2000 {
+		reason = reason[:2000]
+	}
+	_, err := d.NewUpdate().Model((*models.Document)(nil)).
+		Set("vector_status = ?", models.VecFailed).Set("vector_error = ?", reason).
+		Where("id = ?", id).Exec(ctx)
+	return Classify(err)
+}
+
+// ResetVectorStatus marks a document as having no vectors.
+func (d *DB) ResetVectorStatus(ctx context.Context, id int64) error {
+	_, err := d.NewUpdate().Model((*models.Document)(nil)).
+		Set("vector_status = ?", models.VecNone).Set("vector_error = ''").Set("chunk_count = 0").
+		Set("vectorized_at = NULL").Where("id = ?", id).Exec(ctx)
+	return Classify(err)
+}
+
+// MarkTenantVectorsOutdated marks every vectorized document of a tenant as
+// outdated (used when the embedding model changes).
+func (d *DB) MarkTenantVectorsOutdated(ctx context.Context, tenantID int64) (int, error) {
+	res, err := d.NewUpdate().Model((*models.Document)(nil)).Set("vector_status = ?", models.VecOutdated).
+		Where("tenant_id = ? AND vector_status = ?", tenantID, models.VecCompleted).Exec(ctx)
+	if err != nil {
+		return 0, Classify(err)
+	}
+	n, _ := res.RowsAffected()
+	return int(n), nil
+}

@@ -1,0 +1,255 @@
+package deps
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/lorekb/lore/internal/db"
+	"github.com/lorekb/lore/internal/embed"
+	localembed "github.com/lorekb/lore/internal/embed/local"
+	"github.com/lorekb/lore/internal/embed/oai"
+	"github.com/lorekb/lore/internal/llm"
+	"github.com/lorekb/lore/internal/llm/extractive"
+	oaillm "github.com/lorekb/lore/internal/llm/oai"
+	"github.com/lorekb/lore/internal/rerank"
+	"github.com/lorekb/lore/internal/rerank/cohere"
+	"github.com/lorekb/lore/internal/rerank/lexical"
+	"github.com/lorekb/lore/internal/vector"
+	localvec "github.com/lorekb/lore/internal/vector/local"
+	"github.com/lorekb/lore/internal/vector/milvus"
+	"github.com/lorekb/lore/models"
+)
+
+// AIConfigKey is the system configuration key of the model settings.
+const AIConfigKey = "ai-config"
+
+// Vectorize modes of ai-config.
+const (
+	ModeAutomatic = "automatic"
+	ModeManual    = "manual"
+)
+
+// ModelConfig is one model section of ai-config (WIRE.md §2 ModelConfig).
+type ModelConfig struct {
+	Provider  string         `json:"provider"`
+	Model     string         `json:"model"`
+	APIKey    string         `json:"api_key"`
+	BaseURL   string         `json:"base_url"`
+	Dimension int            `json:"dimension,omitempty"`
+	Mode      string         `json:"mode,omitempty"` // custom | platform
+	IsVision  bool           `json:"is_vision,omitempty"`
+	ExtraBody map[string]any `json:"extra_body,omitempty"`
+}
+
+// AIConfig is the stored ai-config document: the chat, embedding and rerank
+// models and whether document changes vectorize automatically.
+type AIConfig struct {
+	Chat          ModelConfig `json:"chat"`
+	Embedding     ModelConfig `json:"embedding"`
+	Rerank        ModelConfig `json:"rerank"`
+	VectorizeMode string      `json:"vectorize_mode"`
+}
+
+// DefaultAIConfig is the configuration from the environment, used for every
+// section a tenant has not set.
+func (d *Deps) DefaultAIConfig() AIConfig {
+	c := d.Cfg
+	return AIConfig{
+		Chat:          ModelConfig{Provider: c.ChatProvider, Model: c.ChatModel, APIKey: c.ChatAPIKey, BaseURL: c.ChatBaseURL},
+		Embedding:     ModelConfig{Provider: c.EmbedProvider, Model: c.EmbedModel, APIKey: c.EmbedAPIKey, BaseURL: c.EmbedBaseURL, Dimension: c.EmbedDimension},
+		Rerank:        ModelConfig{Provider: c.RerankProvider, Model: c.RerankModel, APIKey: c.RerankAPIKey, BaseURL: c.RerankBaseURL},
+		VectorizeMode: ModeAutomatic,
+	}
+}
+
+// AIConfig returns the tenant's stored ai-config merged over the defaults.
+// It is read on every call, so a change applies to the next request.
+func (d *Deps) AIConfig(ctx context.Context, tenantID int64) (AIConfig, error) {
+	cfg := d.DefaultAIConfig()
+	var row models.SystemConfig
+	err := d.DB.NewSelect().Model(&row).Where("tenant_id = ? AND config_key = ?", tenantID, AIConfigKey).Scan(ctx)
+	if err != nil {
+		if errors.Is(db.Classify(err), db.ErrNotFound) {
+			return cfg, nil
+		}
+		return cfg, db.Classify(err)
+	}
+	var stored AIConfig
+	if err := json.Unmarshal([]byte(row.Value), &stored); err != nil {
+		return cfg, fmt.Errorf("ai-config: %w", err)
+	}
+	if stored.Chat.Provider != "" {
+		cfg.Chat = stored.Chat
+	}
+	if stored.Embedding.Provider != "" {
+		cfg.Embedding = stored.Embedding
+	}
+	if stored.Rerank.Provider != "" {
+		cfg.Rerank = stored.Rerank
+	}
+	if stored.VectorizeMode != "" {
+		cfg.VectorizeMode = stored.VectorizeMode
+	}
+	return cfg, nil
+}
+
+// models caches provider clients by their configuration so each request
+// reuses connections, while a changed configuration builds a new client.
+type modelCache struct {
+	mu sync.Mutex
+	m  map[string]any
+}
+
+func (mc *modelCache) get(key string, build func() (any, error)) (any, error) {
+	mc.mu.Lock()
+	defer mc.mu.Unlock()
+	if mc.m == nil {
+		mc.m = map[string]any{}
+	}
+	if v, ok := mc.m[key]; ok {
+		return v, nil
+	}
+	v, err := build()
+	if err != nil {
+		return nil, err
+	}
+	mc.m[key] = v
+	return v, nil
+}
+
+func cacheKey(kind string, m ModelConfig) string {
+	b, _ := json.Marshal(m)
+	return kind + ":" + string(b)
+}
+
+// isOpenAI reports whether a provider name means an OpenAI-compatible HTTP API.
+func isOpenAI(p string) bool {
+	switch strings.ToLower(p) {
+	case "openai", "openai-compatible", "ollama", "vllm", "tei", "azure", "deepseek", "qwen", "custom":
+		return true
+	}
+	return false
+}
+
+// Embedder returns the tenant's embedder.
+func (d *Deps) Embedder(ctx context.Context, tenantID int64) (embed.Embedder, error) {
+	ai, err := d.AIConfig(ctx, tenantID)
+	if err != nil {
+		return nil, err
+	}
+	return d.EmbedderFor(ai.Embedding)
+}
+
+// EmbedderFor builds (or reuses) the embedder of a model section.
+func (d *Deps) EmbedderFor(m ModelConfig) (embed.Embedder, error) {
+	v, err := d.models.get(cacheKey("embed", m), func() (any, error) {
+		switch {
+		case m.Provider == "" || m.Provider == "local":
+			dim := m.Dimension
+			if dim <= 0 {
+				dim = localembed.DefaultDimension
+			}
+			return localembed.New(dim), nil
+		case isOpenAI(m.Provider):
+			return oai.New(oai.Config{BaseURL: m.BaseURL, APIKey: m.APIKey, Model: m.Model, Dimension: m.Dimension}), nil
+		}
+		return nil, fmt.Errorf("embedding provider %q is not supported (local, openai)", m.Provider)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return v.(embed.Embedder), nil
+}
+
+// ChatModel returns the tenant's chat model and its model name.
+func (d *Deps) ChatModel(ctx context.Context, tenantID int64) (llm.Model, string, error) {
+	ai, err := d.AIConfig(ctx, tenantID)
+	if err != nil {
+		return nil, "", err
+	}
+	m := ai.Chat
+	v, err := d.models.get(cacheKey("chat", m), func() (any, error) {
+		switch {
+		case m.Provider == "" || m.Provider == "extractive" || m.Provider == "local":
+			return extractive.New(), nil
+		case isOpenAI(m.Provider):
+			return oaillm.New(oaillm.Config{BaseURL: m.BaseURL, APIKey: m.APIKey, Model: m.Model}), nil
+		}
+		return nil, fmt.Errorf("chat provider %q is not supported (extractive, openai)", m.Provider)
+	})
+	if err != nil {
+		return nil, "", err
+	}
+	return v.(llm.Model), m.Model, nil
+}
+
+// Reranker returns the tenant's reranker.
+func (d *Deps) Reranker(ctx context.Context, tenantID int64) (rerank.Reranker, error) {
+	ai, err := d.AIConfig(ctx, tenantID)
+	if err != nil {
+		return nil, err
+	}
+	m := ai.Rerank
+	v, err := d.models.get(cacheKey("rerank", m), func() (any, error) {
+		switch strings.ToLower(m.Provider) {
+		case "", "lexical", "local":
+			return lexical.New(), nil
+		case "cohere", "jina", "tei", "vllm", "openai-compatible", "custom":
+			return cohere.New(cohere.Config{BaseURL: m.BaseURL, APIKey: m.APIKey, Model: m.Model}), nil
+		}
+		return nil, fmt.Errorf("rerank provider %q is not supported (lexical, cohere)", m.Provider)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return v.(rerank.Reranker), nil
+}
+
+// Vectors returns the vector store for embeddings of dimension dim. Each
+// dimension has its own store (a directory, or a Milvus collection), so
+// switching the embedding model never mixes vector spaces; documents are then
+// re-vectorized into the new store.
+func (d *Deps) Vectors(ctx context.Context, dim int) (vector.Store, error) {
+	v, err := d.models.get(fmt.Sprintf("vectors:%d", dim), func() (any, error) {
+		if d.Cfg.MilvusAddress != "" {
+			coll := d.Cfg.MilvusCollection
+			if dim != localembed.DefaultDimension {
+				coll = fmt.Sprintf("%s_%d", coll, dim)
+			}
+			ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+			defer cancel()
+			return milvus.Open(ctx, milvus.Config{Address: d.Cfg.MilvusAddress, Username: d.Cfg.MilvusUser,
+				Password: d.Cfg.MilvusPassword, DBName: d.Cfg.MilvusDB, Collection: coll, Dimension: dim})
+		}
+		s, err := localvec.Open(filepath.Join(d.Cfg.DataDir, "vectors", fmt.Sprintf("dim%d", dim)), dim)
+		if err != nil {
+			return nil, err
+		}
+		d.OnClose(func() { _ = s.Close() })
+		return s, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return v.(vector.Store), nil
+}
+
+// TenantVectors returns the tenant's embedder and the matching vector store.
+func (d *Deps) TenantVectors(ctx context.Context, tenantID int64) (embed.Embedder, vector.Store, error) {
+	e, err := d.Embedder(ctx, tenantID)
+	if err != nil {
+		return nil, nil, err
+	}
+	dim := e.Dimension()
+	if dim <= 0 {
+		return nil, nil, errors.New("embedding dimension unknown: set dimension in ai-config")
+	}
+	s, err := d.Vectors(ctx, dim)
+	return e, s, err
+}
