@@ -15,9 +15,7 @@ import (
 
 	"github.com/lorekb/lore/api"
 	"github.com/lorekb/lore/internal/config"
-	"github.com/lorekb/lore/internal/db"
 	"github.com/lorekb/lore/internal/deps"
-	"github.com/lorekb/lore/models"
 	"github.com/lorekb/lore/worker"
 )
 
@@ -89,7 +87,7 @@ func run(ctx context.Context, serveHTTP bool) error {
 		return err
 	}
 	defer d.Close()
-	if err := bootstrap(ctx, d); err != nil {
+	if err := api.Bootstrap(ctx, d, os.Stdout); err != nil {
 		return err
 	}
 	errc := make(chan error, 2)
@@ -130,36 +128,4 @@ func run(ctx context.Context, serveHTTP bool) error {
 		_ = srv.Shutdown()
 	}
 	return err
-}
-
-// bootstrap creates the default tenant and, when no user exists, the first
-// admin; a generated password is printed once.
-func bootstrap(ctx context.Context, d *deps.Deps) error {
-	tid, err := d.DB.EnsureDefaultTenant(ctx)
-	if err != nil {
-		return err
-	}
-	n, err := d.DB.CountUsers(ctx)
-	if err != nil || n > 0 {
-		return err
-	}
-	pw, generated := d.Cfg.AdminPassword, false
-	if pw == "" {
-		pw, generated = api.TempPassword(), true
-	}
-	hash, err := api.HashPassword(pw)
-	if err != nil {
-		return err
-	}
-	u := &models.User{TenantID: tid, Name: "Administrator", Email: d.Cfg.AdminEmail, PasswordHash: hash,
-		Role: models.RoleAdmin, Status: models.UserActive}
-	if err := d.DB.CreateUser(ctx, u, nil); err != nil && !errors.Is(err, db.ErrConflict) {
-		return err
-	}
-	if generated {
-		fmt.Printf("\nFirst admin created: %s / %s  (shown once; change it with PUT /admin/api/v1/users/%d/password)\n", u.Email, pw, u.ID)
-	} else {
-		fmt.Printf("\nFirst admin created: %s (password from LORE_ADMIN_PASSWORD)\n", u.Email)
-	}
-	return nil
 }

@@ -3,13 +3,20 @@ package worker
 import (
 	"context"
 
+	"github.com/lorekb/lore/activities"
 	"github.com/lorekb/lore/internal/deps"
+	"github.com/lorekb/lore/workflows"
 	"go.temporal.io/sdk/worker"
 )
 
 // register registers every workflow and activity of Lore on w.
 func register(ctx context.Context, w worker.Worker, d *deps.Deps) error {
 	_ = ctx
-	_ = d
+	w.RegisterWorkflow(workflows.VectorizeDocument)
+	w.RegisterWorkflow(workflows.BatchVectorize)
+	w.RegisterWorkflow(workflows.RemoveDocumentVectors)
+	w.RegisterWorkflow(workflows.DeleteSite)
+	w.RegisterActivity(&activities.Vectorize{D: d})
+	w.RegisterActivity(&activities.Sites{D: d})
 	return nil
 }

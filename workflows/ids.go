@@ -26,4 +26,6 @@ func BatchVectorizeID(uuid string) string { return "batch-vectorize-" + uuid }
 func DeleteSiteID(siteID int64) string { return fmt.Sprintf("delete-site-%d", siteID) }
 
 // ChatRunID is the workflow ID of one chat turn of a thread.
-func ChatRunID(threadID string, turn int) string { return fmt.Sprintf("chat-%s-turn-%d", threadID, turn) }
+func ChatRunID(threadID string, turn int) string {
+	return fmt.Sprintf("chat-%s-turn-%d", threadID, turn)
+}

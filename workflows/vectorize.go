@@ -1,7 +1,10 @@
 package workflows
 
 import (
+	"errors"
+
 	"github.com/lorekb/lore/activities"
+	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 )
 
@@ -64,17 +67,15 @@ func RemoveDocumentVectors(ctx workflow.Context, in RemoveVectorsInput) error {
 		activities.DocRef{DocumentID: in.DocumentID, TenantID: in.TenantID}).Get(ctx, nil)
 }
 
-// rootMessage is the innermost message of a Temporal error chain, which is
-// what an admin wants to read as vector_error.
+// rootMessage is the innermost message of a Temporal error chain (without the
+// SDK's type annotations), which is what an admin wants to read as vector_error.
 func rootMessage(err error) string {
 	msg := err.Error()
-	for e := err; e != nil; {
-		msg = e.Error()
-		u, ok := e.(interface{ Unwrap() error })
-		if !ok {
-			break
+	for e := err; e != nil; e = errors.Unwrap(e) {
+		var appErr *temporal.ApplicationError
+		if errors.As(e, &appErr) && appErr.Message() != "" {
+			msg = appErr.Message()
 		}
-		e = u.Unwrap()
 	}
 	return msg
 }

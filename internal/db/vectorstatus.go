@@ -88,3 +88,31 @@ func (d *DB) MarkTenantVectorsOutdated(ctx context.Context, tenantID int64) (int
 	n, _ := res.RowsAffected()
 	return int(n), nil
 }
+
+// DocumentScope returns the site and tenant of documents by id (missing ids
+// are absent from the map).
+func (d *DB) DocumentScope(ctx context.Context, ids []int64) (map[int64][2]int64, error) {
+	var rows []models.Document
+	err := d.NewSelect().Model(&rows).Column("id", "site_id", "tenant_id").Where("id IN (?)", bun.In(ids)).Scan(ctx)
+	out := make(map[int64][2]int64, len(rows))
+	for _, r := range rows {
+		out[r.ID] = [2]int64{r.SiteID, r.TenantID}
+	}
+	return out, Classify(err)
+}
+
+// SaveJob records (or refreshes) the job row of a workflow.
+func (d *DB) SaveJob(ctx context.Context, j *models.Job) error {
+	j.CreatedAt = time.Now().UTC()
+	_, err := d.NewInsert().Model(j).On("CONFLICT (id) DO UPDATE").
+		Set("run_id = EXCLUDED.run_id").Set("subject = EXCLUDED.subject").Set("created_by = EXCLUDED.created_by").
+		Set("created_at = EXCLUDED.created_at").Exec(ctx)
+	return Classify(err)
+}
+
+// GetJob returns a job by id.
+func (d *DB) GetJob(ctx context.Context, id string) (*models.Job, error) {
+	j := new(models.Job)
+	err := d.NewSelect().Model(j).Where("id = ?", id).Scan(ctx)
+	return j, Classify(err)
+}

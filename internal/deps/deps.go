@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 
+	"github.com/lorekb/lore/internal/blob"
 	"github.com/lorekb/lore/internal/cache"
 	"github.com/lorekb/lore/internal/cache/memory"
 	rediscache "github.com/lorekb/lore/internal/cache/redis"
@@ -23,6 +24,7 @@ type Deps struct {
 	DB       *db.DB
 	Cache    cache.Cache
 	Temporal client.Client // nil when TEMPORAL_ADDRESS=none
+	Blob     blob.Store
 	closers  []func()
 	models   modelCache
 }
@@ -60,6 +62,10 @@ func Open(ctx context.Context, cfg *config.Config, log *slog.Logger) (*Deps, err
 		d.Cache = c
 	} else {
 		d.Cache = memory.New(cfg.CacheMaxSize)
+	}
+	if d.Blob, err = OpenBlob(ctx, cfg); err != nil {
+		d.Close()
+		return nil, err
 	}
 	if cfg.TemporalEnabled() {
 		tc, err := client.Dial(client.Options{

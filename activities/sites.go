@@ -1,0 +1,58 @@
+package activities
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/lorekb/lore/internal/deps"
+)
+
+// Sites holds the steps of a site deletion.
+type Sites struct {
+	D *deps.Deps
+}
+
+// SiteFilesPrefix is where files that belong to a site are stored; deleting
+// the site removes this prefix.
+func SiteFilesPrefix(siteID int64) string { return fmt.Sprintf("sites/%d/", siteID) }
+
+// deleteBatch is how many documents one activity call removes.
+const deleteBatch = 500
+
+// DeleteSiteVectors removes every chunk of the site from the tenant's store.
+func (a *Sites) DeleteSiteVectors(ctx context.Context, siteID, tenantID int64) error {
+	_, store, err := a.D.TenantVectors(ctx, tenantID)
+	if err != nil {
+		return err
+	}
+	return store.DeleteSite(ctx, siteID)
+}
+
+// DeleteSiteFiles removes the site's files.
+func (a *Sites) DeleteSiteFiles(ctx context.Context, siteID int64) error {
+	if a.D.Blob == nil {
+		return nil
+	}
+	return a.D.Blob.DeletePrefix(ctx, SiteFilesPrefix(siteID))
+}
+
+// DeleteSiteDocuments removes up to one batch of documents (with their view
+// events) and returns how many it removed; zero means done.
+func (a *Sites) DeleteSiteDocuments(ctx context.Context, siteID int64) (int, error) {
+	return a.D.DB.DeleteSiteDocuments(ctx, siteID, deleteBatch)
+}
+
+// DeleteSiteChats removes the site's chat sessions, messages and tool results.
+func (a *Sites) DeleteSiteChats(ctx context.Context, siteID int64) error {
+	return a.D.DB.DeleteSiteChats(ctx, siteID)
+}
+
+// DeleteSiteCollections removes the site's collections.
+func (a *Sites) DeleteSiteCollections(ctx context.Context, siteID int64) error {
+	return a.D.DB.DeleteSiteCollections(ctx, siteID)
+}
+
+// DeleteSiteRow removes the site row and what still refers to it.
+func (a *Sites) DeleteSiteRow(ctx context.Context, siteID int64) error {
+	return a.D.DB.DeleteSiteRow(ctx, siteID)
+}

@@ -1,0 +1,193 @@
+package api
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+	"github.com/lorekb/lore/internal/db"
+	"github.com/lorekb/lore/internal/deps"
+	"github.com/lorekb/lore/models"
+	"github.com/lorekb/lore/workflows"
+)
+
+// VectorizeRequest is the body of documents:batchVectorize.
+type VectorizeRequest struct {
+	DocumentIDs []int64 `json:"document_ids" validate:"required"`
+}
+
+// BatchVectorizeResult reports which documents were queued.
+type BatchVectorizeResult struct {
+	SuccessCount int     `json:"success_count"`
+	FailedCount  int     `json:"failed_count"`
+	DocumentIDs  []int64 `json:"document_ids"`
+	MissingIDs   []int64 `json:"missing_ids"`
+	JobID        string  `json:"job_id"`
+}
+
+// VectorizeResult is the document's vector state after a request, with the job.
+type VectorizeResult struct {
+	DocumentID   int64  `json:"document_id"`
+	VectorStatus string `json:"vector_status"`
+	VectorError  string `json:"vector_error"`
+	ChunkCount   int    `json:"chunk_count"`
+	JobID        string `json:"job_id"`
+}
+
+func (s *Server) vectorizeRoutes() []Route {
+	return []Route{
+		{Surface: Admin, Method: http.MethodPost, Path: "/documents/{id}:vectorize", Tag: "documents", Perm: SiteAdminUp,
+			Summary: "Vectorize a document (a request during a run coalesces into one more pass)", Response: VectorizeResult{}, Handler: s.vectorizeDocument},
+		{Surface: Admin, Method: http.MethodPost, Path: "/documents:batchVectorize", Tag: "documents", Perm: SiteAdminUp,
+			Summary: "Vectorize many documents as one job with live progress", Body: VectorizeRequest{}, Response: BatchVectorizeResult{}, Handler: s.batchVectorize},
+		{Surface: Admin, Method: http.MethodPost, Path: "/documents/{id}:removeVector", Tag: "documents", Perm: SiteAdminUp,
+			Summary: "Remove a document's vectors and reset its vector status", Response: VectorizeResult{}, Handler: s.removeVector},
+	}
+}
+
+// scopedDocument loads a document and checks the caller may act on its site.
+func (s *Server) scopedDocument(c *fiber.Ctx, need Perm) (*models.Document, error) {
+	id, err := pathInt(c, "id")
+	if err != nil {
+		return nil, err
+	}
+	doc, err := s.d.DB.GetDocument(c.UserContext(), id)
+	if errors.Is(err, db.ErrNotFound) {
+		return nil, NotFound("document")
+	}
+	if err != nil {
+		return nil, err
+	}
+	if err := requireSite(c, doc.SiteID, need); err != nil {
+		return nil, err
+	}
+	return doc, nil
+}
+
+func (s *Server) vectorizeDocument(c *fiber.Ctx) error {
+	doc, err := s.scopedDocument(c, SiteAdminUp)
+	if err != nil {
+		return err
+	}
+	if _, err := s.temporalClient(); err != nil {
+		return err
+	}
+	jobID, err := s.queueVectorize(c, doc.ID)
+	if err != nil {
+		return err
+	}
+	return s.vectorResult(c, doc.ID, jobID)
+}
+
+// queueVectorize marks the document pending and signals-with-start its
+// workflow.
+func (s *Server) queueVectorize(c *fiber.Ctx, docID int64) (string, error) {
+	if _, err := s.d.DB.MarkVectorPending(c.UserContext(), []int64{docID}); err != nil {
+		return "", err
+	}
+	jobID, err := s.startJob(c, JobVectorizeDocument, workflows.VectorizeDocID(docID), workflows.SignalRevectorize,
+		workflows.VectorizeDocument, workflows.VectorizeInput{DocumentID: docID})
+	if err != nil {
+		// Never leave a document pending without a job behind it.
+		_ = s.d.DB.FailVectorize(context.WithoutCancel(c.UserContext()), docID, "could not start vectorization: "+err.Error())
+	}
+	return jobID, err
+}
+
+func (s *Server) vectorResult(c *fiber.Ctx, docID int64, jobID string) error {
+	doc, err := s.d.DB.GetDocument(c.UserContext(), docID)
+	if err != nil {
+		return err
+	}
+	return ok(c, VectorizeResult{DocumentID: doc.ID, VectorStatus: doc.VectorStatus, VectorError: doc.VectorError,
+		ChunkCount: doc.ChunkCount, JobID: jobID})
+}
+
+func (s *Server) batchVectorize(c *fiber.Ctx) error {
+	var in VectorizeRequest
+	if err := bindJSON(c, &in); err != nil {
+		return err
+	}
+	max := s.d.Cfg.BatchVectorizeMaxDocs
+	if len(in.DocumentIDs) == 0 {
+		return Invalid("document_ids: at least 1 document id is required")
+	}
+	if len(in.DocumentIDs) > max {
+		return Invalid("document_ids: at most %d document ids per batch (got %d)", max, len(in.DocumentIDs))
+	}
+	if _, err := s.temporalClient(); err != nil {
+		return err
+	}
+	ids := dedupe(in.DocumentIDs)
+	scope, err := s.d.DB.DocumentScope(c.UserContext(), ids)
+	if err != nil {
+		return err
+	}
+	found, missing := []int64{}, []int64{}
+	for _, id := range ids {
+		sc, ok := scope[id]
+		if !ok {
+			missing = append(missing, id)
+			continue
+		}
+		if err := requireSite(c, sc[0], SiteAdminUp); err != nil {
+			return err
+		}
+		found = append(found, id)
+	}
+	res := BatchVectorizeResult{DocumentIDs: found, MissingIDs: missing, SuccessCount: len(found), FailedCount: len(missing)}
+	if len(found) == 0 {
+		return NotFound("documents")
+	}
+	if _, err := s.d.DB.MarkVectorPending(c.UserContext(), found); err != nil {
+		return err
+	}
+	res.JobID, err = s.startJob(c, JobBatchVectorize, newBatchID(), "", workflows.BatchVectorize,
+		workflows.BatchInput{DocumentIDs: found, Concurrency: s.d.Cfg.BatchVectorizeConcurrency})
+	if err != nil {
+		for _, id := range found {
+			_ = s.d.DB.FailVectorize(context.WithoutCancel(c.UserContext()), id, "could not start vectorization: "+err.Error())
+		}
+		return err
+	}
+	return ok(c, res)
+}
+
+func (s *Server) removeVector(c *fiber.Ctx) error {
+	doc, err := s.scopedDocument(c, SiteAdminUp)
+	if err != nil {
+		return err
+	}
+	jobID, err := s.startJob(c, JobRemoveVectors, workflows.RemoveVectorsID(doc.ID), "", workflows.RemoveDocumentVectors,
+		workflows.RemoveVectorsInput{DocumentID: doc.ID, TenantID: doc.TenantID})
+	if err != nil {
+		return err
+	}
+	// Removal is quick; wait for it so the response shows the reset status.
+	ctx, cancel := context.WithTimeout(c.UserContext(), 30*time.Second)
+	defer cancel()
+	if err := s.d.Temporal.GetWorkflow(ctx, jobID, "").Get(ctx, nil); err != nil {
+		return Unavailable("removing vectors did not finish: %v", err)
+	}
+	return s.vectorResult(c, doc.ID, jobID)
+}
+
+// vectorizeMode reports whether the tenant vectorizes on document changes.
+func (s *Server) automatic(c *fiber.Ctx, tenantID int64) bool {
+	ai, err := s.d.AIConfig(c.UserContext(), tenantID)
+	return err == nil && ai.VectorizeMode != deps.ModeManual && s.d.Temporal != nil
+}
+
+func dedupe(ids []int64) []int64 {
+	seen := make(map[int64]bool, len(ids))
+	out := make([]int64, 0, len(ids))
+	for _, id := range ids {
+		if !seen[id] {
+			seen[id] = true
+			out = append(out, id)
+		}
+	}
+	return out
+}

@@ -1,0 +1,187 @@
+// Package e2e drives Lore end to end over HTTP against real servers: a
+// Temporal dev server, SQLite and PostgreSQL, with the worker in-process.
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http/httptest"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/lorekb/lore/api"
+	"github.com/lorekb/lore/internal/config"
+	"github.com/lorekb/lore/internal/db/dbtest"
+	"github.com/lorekb/lore/internal/deps"
+	"github.com/lorekb/lore/internal/testenv"
+	"github.com/lorekb/lore/worker"
+)
+
+var temporalAddr string
+
+func TestMain(m *testing.M) {
+	tmp, err := testenv.StartTemporal()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	temporalAddr = tmp.Addr
+	code := m.Run()
+	tmp.Stop()
+	os.Exit(code)
+}
+
+// app is one Lore process (API + worker) on a fresh database.
+type app struct {
+	t     *testing.T
+	d     *deps.Deps
+	srv   *api.Server
+	w     *worker.Worker
+	token string
+	queue string
+	dsn   string
+	env   map[string]string
+}
+
+// newApp starts API and worker on a fresh database of the dialect, with its
+// own task queue so parallel apps never steal each other's tasks.
+func newApp(t *testing.T, dialect string, env map[string]string) *app {
+	t.Helper()
+	a := &app{t: t, queue: fmt.Sprintf("e2e-%s-%d", t.Name(), time.Now().UnixNano()), dsn: dbtest.DSN(t, dialect)}
+	a.queue = strings.NewReplacer("/", "-", " ", "-").Replace(a.queue)
+	a.env = map[string]string{
+		"LORE_DATA_DIR": t.TempDir(), "DATABASE_URL": a.dsn, "TEMPORAL_ADDRESS": temporalAddr,
+		"TEMPORAL_TASK_QUEUE": a.queue, "LORE_JWT_SECRET": "e2e-secret-0123456789abcdef0123456789",
+		"LORE_ADMIN_EMAIL": "admin@e2e.test", "LORE_ADMIN_PASSWORD": "admin-password",
+	}
+	if dialect == "sqlite" {
+		a.env["DATABASE_URL"] = ""
+	}
+	for k, v := range env {
+		a.env[k] = v
+	}
+	a.start()
+	t.Cleanup(a.stop)
+	return a
+}
+
+func (a *app) start() {
+	t := a.t
+	cfg, err := config.LoadFrom(config.MapSource(a.env))
+	if err != nil {
+		t.Fatal(err)
+	}
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	d, err := deps.Open(context.Background(), cfg, log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.d = d
+	if err := api.Bootstrap(context.Background(), d, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	a.startWorker()
+	a.srv = api.New(d)
+	r := a.do("POST", "/admin/api/v1/users:login", map[string]string{"email": "admin@e2e.test", "password": "admin-password"}, "")
+	var lr struct {
+		Token string `json:"token"`
+	}
+	r.into(t, &lr)
+	a.token = lr.Token
+}
+
+func (a *app) startWorker() {
+	w, err := worker.New(context.Background(), a.d)
+	if err != nil {
+		a.t.Fatal(err)
+	}
+	a.w = w
+	go func() { _ = w.Run() }()
+}
+
+func (a *app) stopWorker() {
+	if a.w != nil {
+		a.w.Stop()
+		a.w = nil
+	}
+}
+
+func (a *app) stop() {
+	a.stopWorker()
+	if a.srv != nil {
+		_ = a.srv.Shutdown()
+	}
+	a.d.Close()
+}
+
+type resp struct {
+	Status int
+	Raw    []byte
+	Code   int             `json:"code"`
+	Msg    string          `json:"msg"`
+	Data   json.RawMessage `json:"data"`
+}
+
+func (r *resp) into(t *testing.T, v any) {
+	t.Helper()
+	if r.Status >= 300 {
+		t.Fatalf("status %d: %s", r.Status, r.Raw)
+	}
+	if err := json.Unmarshal(r.Data, v); err != nil {
+		t.Fatalf("decode %s: %v", r.Data, err)
+	}
+}
+
+func (a *app) do(method, path string, body any, token string) *resp {
+	a.t.Helper()
+	var rd io.Reader
+	if body != nil {
+		b, _ := json.Marshal(body)
+		rd = bytes.NewReader(b)
+	}
+	req := httptest.NewRequest(method, path, rd)
+	req.Header.Set("Content-Type", "application/json")
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	res, err := a.srv.App().Test(req, -1)
+	if err != nil {
+		a.t.Fatalf("%s %s: %v", method, path, err)
+	}
+	defer res.Body.Close()
+	raw, _ := io.ReadAll(res.Body)
+	r := &resp{Status: res.StatusCode, Raw: raw}
+	_ = json.Unmarshal(raw, r)
+	return r
+}
+
+// admin sends a request with the admin token and requires a 2xx.
+func (a *app) admin(method, path string, body any, out any) {
+	a.t.Helper()
+	r := a.do(method, path, body, a.token)
+	if r.Status >= 300 {
+		a.t.Fatalf("%s %s: %d %s", method, path, r.Status, r.Raw)
+	}
+	if out != nil {
+		r.into(a.t, out)
+	}
+}
+
+// eventually polls cond until it holds or the deadline passes.
+func eventually(t *testing.T, d time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for time.Now().Before(deadline) {
+		if cond() {
+			return
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	t.Fatalf("timed out after %s waiting for %s", d, what)
+}

@@ -1,0 +1,128 @@
+package workflows
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/lorekb/lore/activities"
+	"github.com/stretchr/testify/mock"
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/testsuite"
+)
+
+func TestVectorizeCoalescesRequestsDuringARun(t *testing.T) {
+	var s testsuite.WorkflowTestSuite
+	env := s.NewTestWorkflowEnvironment()
+	var a *activities.Vectorize
+	calls := 0
+	env.RegisterActivity(a)
+	env.OnActivity(a.IndexDocument, mock.Anything, activities.DocRef{DocumentID: 7}).Return(
+		func(ctx context.Context, in activities.DocRef) (activities.IndexResult, error) {
+			calls++
+			if calls == 1 {
+				// Three requests arrive while the first pass runs: they
+				// coalesce into one more pass.
+				for i := 0; i < 3; i++ {
+					env.SignalWorkflow(SignalRevectorize, nil)
+				}
+			}
+			return activities.IndexResult{Chunks: 3, Version: int64(calls)}, nil
+		})
+	env.ExecuteWorkflow(VectorizeDocument, VectorizeInput{DocumentID: 7})
+	if err := env.GetWorkflowError(); err != nil {
+		t.Fatal(err)
+	}
+	if calls != 2 {
+		t.Fatalf("IndexDocument ran %d times, want 2 (first pass + one coalesced pass)", calls)
+	}
+}
+
+func TestVectorizeSingleRequestRunsOnce(t *testing.T) {
+	var s testsuite.WorkflowTestSuite
+	env := s.NewTestWorkflowEnvironment()
+	var a *activities.Vectorize
+	env.RegisterActivity(a)
+	env.OnActivity(a.IndexDocument, mock.Anything, mock.Anything).Return(activities.IndexResult{Chunks: 1}, nil).Once()
+	env.ExecuteWorkflow(VectorizeDocument, VectorizeInput{DocumentID: 1})
+	if err := env.GetWorkflowError(); err != nil {
+		t.Fatal(err)
+	}
+	env.AssertExpectations(t)
+}
+
+func TestVectorizeFailureIsRecordedOnTheDocument(t *testing.T) {
+	var s testsuite.WorkflowTestSuite
+	env := s.NewTestWorkflowEnvironment()
+	var a *activities.Vectorize
+	env.RegisterActivity(a)
+	env.OnActivity(a.IndexDocument, mock.Anything, mock.Anything).Return(activities.IndexResult{},
+		temporal.NewNonRetryableApplicationError("embedding endpoint said 401", "Permanent", nil))
+	var reason string
+	env.OnActivity(a.MarkFailed, mock.Anything, activities.DocRef{DocumentID: 9}, mock.Anything).Return(
+		func(ctx context.Context, in activities.DocRef, r string) error { reason = r; return nil })
+	env.ExecuteWorkflow(VectorizeDocument, VectorizeInput{DocumentID: 9})
+	if env.GetWorkflowError() == nil {
+		t.Fatal("workflow should fail")
+	}
+	if reason != "embedding endpoint said 401" {
+		t.Fatalf("recorded reason %q", reason)
+	}
+}
+
+func TestBatchContinuesPastFailuresWithBoundedConcurrency(t *testing.T) {
+	var s testsuite.WorkflowTestSuite
+	env := s.NewTestWorkflowEnvironment()
+	var a *activities.Vectorize
+	env.RegisterActivity(a)
+	var mu sync.Mutex
+	running, peak := 0, 0
+	env.OnActivity(a.IndexDocument, mock.Anything, mock.Anything).Return(
+		func(ctx context.Context, in activities.DocRef) (activities.IndexResult, error) {
+			mu.Lock()
+			running++
+			peak = max(peak, running)
+			mu.Unlock()
+			time.Sleep(5 * time.Millisecond)
+			mu.Lock()
+			running--
+			mu.Unlock()
+			if in.DocumentID%5 == 0 {
+				return activities.IndexResult{}, temporal.NewNonRetryableApplicationError("bad doc", "Permanent", nil)
+			}
+			return activities.IndexResult{Chunks: 2}, nil
+		})
+	env.OnActivity(a.MarkFailed, mock.Anything, mock.Anything, mock.Anything).Return(nil)
+	ids := make([]int64, 20)
+	for i := range ids {
+		ids[i] = int64(i + 1)
+	}
+	var mid BatchProgress
+	env.RegisterDelayedCallback(func() {
+		v, err := env.QueryWorkflow(QueryProgress)
+		if err == nil {
+			_ = v.Get(&mid)
+		}
+	}, time.Millisecond)
+	env.ExecuteWorkflow(BatchVectorize, BatchInput{DocumentIDs: ids, Concurrency: 3})
+	if err := env.GetWorkflowError(); err != nil {
+		t.Fatal(err)
+	}
+	var p BatchProgress
+	if err := env.GetWorkflowResult(&p); err != nil {
+		t.Fatal(err)
+	}
+	if p.Total != 20 || p.Completed != 16 || p.Failed != 4 || p.Running != 0 || p.Pending != 0 || !p.Done {
+		t.Fatalf("progress %+v", p)
+	}
+	if peak > 3 {
+		t.Fatalf("peak concurrency %d > 3", peak)
+	}
+	if mid.Total != 20 {
+		t.Fatalf("mid-run query: %+v", mid)
+	}
+}
+
+var _ = errors.New
