@@ -169,7 +169,8 @@ type ChatSession struct {
 	LastMessage     string    `bun:"last_message,notnull,default:''" json:"last_message"`
 	LastMessageRole string    `bun:"last_message_role,notnull,default:''" json:"last_message_role"`
 	MessageCount    int       `bun:"message_count,notnull,default:0" json:"message_count"`
-	Summary         string    `bun:"summary,notnull,default:''" json:"-"` // conversation memory after summarization
+	Summary         string    `bun:"summary,notnull,default:''" json:"-"`      // conversation memory after summarization
+	SummaryUpTo     int       `bun:"summary_up_to,notnull,default:0" json:"-"` // messages with position below are covered by Summary
 	SourceOffset    int       `bun:"source_offset,notnull,default:0" json:"-"`
 	TurnCount       int       `bun:"turn_count,notnull,default:0" json:"-"`
 	CreatedAt       time.Time `bun:"created_at,notnull" json:"created_at"`

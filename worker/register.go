@@ -16,7 +16,9 @@ func register(ctx context.Context, w worker.Worker, d *deps.Deps) error {
 	w.RegisterWorkflow(workflows.BatchVectorize)
 	w.RegisterWorkflow(workflows.RemoveDocumentVectors)
 	w.RegisterWorkflow(workflows.DeleteSite)
+	w.RegisterWorkflow(workflows.ChatRun)
 	w.RegisterActivity(&activities.Vectorize{D: d})
 	w.RegisterActivity(&activities.Sites{D: d})
+	w.RegisterActivity(&activities.Chat{D: d})
 	return nil
 }

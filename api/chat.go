@@ -1,0 +1,428 @@
+package api
+
+import (
+	"bufio"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+	"github.com/lorekb/lore/internal/db"
+	"github.com/lorekb/lore/models"
+	"github.com/lorekb/lore/workflows"
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/sdk/client"
+)
+
+// ResponsesRequest is the body of POST /chat/responses (Responses-API style;
+// unknown fields are refused).
+type ResponsesRequest struct {
+	Input              json.RawMessage `json:"input" doc:"the user message: a string, or an array of {role, content} whose last user item is the message"`
+	Instructions       string          `json:"instructions" validate:"max=20000"`
+	Stream             bool            `json:"stream"`
+	Filter             *ChatFilter     `json:"filter"`
+	PreviousResponseID string          `json:"previous_response_id" doc:"the thread id to continue" validate:"max=100"`
+	User               string          `json:"user" doc:"member id" validate:"max=64"`
+	Model              string          `json:"model" validate:"max=200"`
+	Temperature        *float64        `json:"temperature" validate:"omitempty,min=0,max=2"`
+	MaxOutputTokens    *int            `json:"max_output_tokens" doc:"accepted, ignored"`
+}
+
+func (ResponsesRequest) strictBody() {}
+
+// ChatFilter restricts retrieval; site_id is required (hard isolation).
+type ChatFilter struct {
+	SiteID   *int64 `json:"site_id"`
+	TenantID *int64 `json:"tenant_id"`
+	ID       *int64 `json:"id"`
+	Source   string `json:"source"`
+}
+
+// ResponseObject is the non-streamed reply (bare JSON, WIRE.md §3).
+type ResponseObject struct {
+	ID        string           `json:"id"`
+	Object    string           `json:"object"`
+	CreatedAt int64            `json:"created_at"`
+	Status    string           `json:"status"`
+	Model     string           `json:"model"`
+	Output    []ResponseOutput `json:"output"`
+	Usage     *ResponseUsage   `json:"usage"`
+}
+
+// ResponseOutput is one output message.
+type ResponseOutput struct {
+	Type    string           `json:"type"`
+	ID      string           `json:"id"`
+	Role    string           `json:"role"`
+	Content []map[string]any `json:"content"`
+}
+
+// ResponseUsage is the token usage of a turn.
+type ResponseUsage struct {
+	InputTokens  int `json:"input_tokens"`
+	OutputTokens int `json:"output_tokens"`
+	TotalTokens  int `json:"total_tokens"`
+}
+
+// AttachQuery is the query of the re-attach route.
+type AttachQuery struct {
+	MemberID string `query:"member_id" validate:"max=64"`
+	After    *int   `query:"after" doc:"last event id received (alternative to the Last-Event-ID header)" validate:"omitempty,min=0"`
+}
+
+func (s *Server) chatRoutes() []Route {
+	return []Route{
+		{Surface: Client, Method: http.MethodPost, Path: "/chat/responses", Tag: "chat", Perm: Public, Raw: "text/event-stream",
+			Summary:     "Ask the site's assistant; streams Responses-style events (or bare JSON with stream=false)",
+			Description: "Each SSE event carries an `id:`; resend the request with `Last-Event-ID` and `previous_response_id`, or GET /chat/responses/{thread_id}, to resume.",
+			Body:        ResponsesRequest{}, Handler: s.chatResponses},
+		{Surface: Client, Method: http.MethodGet, Path: "/chat/responses/{thread_id}", Tag: "chat", Perm: Public, Raw: "text/event-stream",
+			Summary: "Re-attach to the latest turn of a thread: the events after Last-Event-ID, exactly once", Query: AttachQuery{}, Handler: s.attachChat},
+	}
+}
+
+// chatTurn is one turn to start through the shared chat core.
+type chatTurn struct {
+	Site         *models.Site
+	ThreadID     string
+	MemberID     string
+	Source       string
+	Text         string
+	History      []db.HistoryMessage
+	Instructions string
+	Model        string
+	Temperature  *float64
+	Reply        *workflows.ReplyTarget
+}
+
+// startedTurn identifies a running turn.
+type startedTurn struct {
+	ThreadID   string
+	WorkflowID string
+	Model      string
+	CreatedAt  time.Time
+}
+
+// newThreadID is "auto-" and 12 hex characters.
+func newThreadID() string {
+	b := make([]byte, 6)
+	_, _ = rand.Read(b)
+	return "auto-" + hex.EncodeToString(b)
+}
+
+// startChatTurn is the core every chat entry shares (responses, completions,
+// bot API, messenger webhooks): build the model from the tenant's ai-config,
+// create or update the session, write the user message, start the ChatRun.
+func (s *Server) startChatTurn(ctx context.Context, t chatTurn) (*startedTurn, error) {
+	tc, err := s.temporalClient()
+	if err != nil {
+		return nil, err
+	}
+	_, modelName, err := s.d.ChatModel(ctx, t.Site.TenantID)
+	if err != nil {
+		return nil, BadRequest("chat model is not configured: %v", err)
+	}
+	if t.Model != "" {
+		modelName = t.Model
+	}
+	if t.ThreadID == "" {
+		t.ThreadID = newThreadID()
+	}
+	if t.MemberID == "" {
+		t.MemberID = "anonymous"
+	}
+	start := time.Now()
+	ts, err := s.d.DB.StartTurn(ctx, db.BeginTurn{ThreadID: t.ThreadID, TenantID: t.Site.TenantID, SiteID: t.Site.ID,
+		MemberID: t.MemberID, Source: t.Source, UserText: t.Text, History: t.History})
+	if errors.Is(err, db.ErrNotOwner) {
+		return nil, Errf(http.StatusForbidden, "thread %s belongs to another member or site", t.ThreadID)
+	}
+	if err != nil {
+		return nil, err
+	}
+	cfg := s.d.Cfg
+	in := workflows.ChatRunInput{ThreadID: t.ThreadID, Turn: ts.Turn, TenantID: t.Site.TenantID, SiteID: t.Site.ID,
+		Model: t.Model, Temperature: t.Temperature, Instructions: t.Instructions, SourceOffset: ts.SourceOffset,
+		ShowTrace: t.Site.ShowPipelineTrace, StartedAtMs: start.UnixMilli(), TimeoutMs: cfg.ChatStreamTimeout().Milliseconds(),
+		MaxIterations: cfg.AgentMaxIterations, MaxEmpty: cfg.AgentMaxConsecutiveEmpty,
+		SummaryTrigger: cfg.AgentSummaryTriggerMsgCount, SummaryKeep: cfg.AgentSummaryKeepLastN, Reply: t.Reply}
+	wfID := workflows.ChatRunID(t.ThreadID, ts.Turn)
+	_, err = tc.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: wfID, TaskQueue: cfg.TemporalQueue,
+		WorkflowIDReusePolicy:    enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
+		WorkflowExecutionTimeout: cfg.ChatStreamTimeout() + 10*time.Minute}, workflows.ChatRun, in)
+	if err != nil {
+		return nil, Unavailable("could not start the chat run: %v", err)
+	}
+	return &startedTurn{ThreadID: t.ThreadID, WorkflowID: wfID, Model: modelName, CreatedAt: start}, nil
+}
+
+// parseInput returns the user message and, for array input, the earlier
+// user/assistant messages.
+func parseInput(raw json.RawMessage) (string, []db.HistoryMessage, error) {
+	raw = json.RawMessage(strings.TrimSpace(string(raw)))
+	if len(raw) == 0 || string(raw) == "null" {
+		return "", nil, Invalid("input: field required")
+	}
+	var text string
+	if err := json.Unmarshal(raw, &text); err == nil {
+		if strings.TrimSpace(text) == "" {
+			return "", nil, Invalid("input: must not be empty")
+		}
+		return text, nil, nil
+	}
+	var items []struct {
+		Role    string          `json:"role"`
+		Content json.RawMessage `json:"content"`
+	}
+	if err := json.Unmarshal(raw, &items); err != nil {
+		return "", nil, Invalid("input: must be a string or an array of messages")
+	}
+	var hist []db.HistoryMessage
+	last := -1
+	for i, it := range items {
+		if it.Role == "user" {
+			last = i
+		}
+	}
+	if last < 0 {
+		return "", nil, Invalid("input: no user message")
+	}
+	for i, it := range items {
+		content := contentText(it.Content)
+		if i == last {
+			text = content
+			break
+		}
+		if (it.Role == "user" || it.Role == "assistant") && content != "" {
+			hist = append(hist, db.HistoryMessage{Role: it.Role, Content: content})
+		}
+	}
+	if strings.TrimSpace(text) == "" {
+		return "", nil, Invalid("input: the user message is empty")
+	}
+	return text, hist, nil
+}
+
+// contentText accepts a string or an array of {type, text} parts.
+func contentText(raw json.RawMessage) string {
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return s
+	}
+	var parts []struct {
+		Text string `json:"text"`
+	}
+	if json.Unmarshal(raw, &parts) == nil {
+		var b strings.Builder
+		for _, p := range parts {
+			b.WriteString(p.Text)
+		}
+		return b.String()
+	}
+	return ""
+}
+
+func (s *Server) chatResponses(c *fiber.Ctx) error {
+	var req ResponsesRequest
+	if err := bindJSON(c, &req); err != nil {
+		return err
+	}
+	text, hist, err := parseInput(req.Input)
+	if err != nil {
+		return err
+	}
+	if req.Filter == nil || req.Filter.SiteID == nil {
+		return Invalid("filter.site_id: field required")
+	}
+	site, err := s.clientSite(c, *req.Filter.SiteID)
+	if err != nil {
+		return err
+	}
+	if last := c.Get("Last-Event-ID"); last != "" && req.PreviousResponseID != "" {
+		return s.attach(c, req.PreviousResponseID, req.User, last)
+	}
+	if req.Temperature == nil {
+		t := 0.7
+		req.Temperature = &t
+	}
+	if req.PreviousResponseID != "" {
+		hist = nil // an existing thread has its own history
+	}
+	st, err := s.startChatTurn(c.UserContext(), chatTurn{Site: site, ThreadID: req.PreviousResponseID, MemberID: req.User,
+		Source: "web_chat", Text: text, History: hist, Instructions: req.Instructions, Model: req.Model, Temperature: req.Temperature})
+	if err != nil {
+		return err
+	}
+	if req.Stream {
+		s.streamRun(c, st.ThreadID, st.WorkflowID, 0)
+		return nil
+	}
+	return s.respondJSON(c, st)
+}
+
+// respondJSON waits for the run and returns the bare response object.
+func (s *Server) respondJSON(c *fiber.Ctx, st *startedTurn) error {
+	ctx, cancel := context.WithTimeout(c.UserContext(), s.d.Cfg.ChatStreamTimeout()+time.Minute)
+	defer cancel()
+	var text strings.Builder
+	var usage *ResponseUsage
+	for next := 0; ; {
+		page, err := s.readEvents(ctx, st.WorkflowID, next)
+		if err != nil {
+			return Unavailable("chat run: %v", err)
+		}
+		for _, ev := range page.Events {
+			next = ev.Seq
+			var e struct {
+				Type     string `json:"type"`
+				Delta    string `json:"delta"`
+				Response struct {
+					Usage *ResponseUsage `json:"usage"`
+				} `json:"response"`
+			}
+			_ = json.Unmarshal(ev.Data, &e)
+			switch e.Type {
+			case "response.output_text.delta":
+				text.WriteString(e.Delta)
+			case "response.completed":
+				usage = e.Response.Usage
+			}
+		}
+		if page.Done && len(page.Events) == 0 || page.Done && usage != nil {
+			break
+		}
+	}
+	msgID := make([]byte, 6)
+	_, _ = rand.Read(msgID)
+	return c.JSON(ResponseObject{ID: st.ThreadID, Object: "response", CreatedAt: st.CreatedAt.Unix(), Status: "completed",
+		Model: st.Model, Usage: usage, Output: []ResponseOutput{{Type: "message", ID: "msg-" + hex.EncodeToString(msgID),
+			Role: "assistant", Content: []map[string]any{{"type": "output_text", "text": text.String()}}}}})
+}
+
+func (s *Server) attachChat(c *fiber.Ctx) error {
+	var q AttachQuery
+	if err := bindQuery(c, &q); err != nil {
+		return err
+	}
+	last := c.Get("Last-Event-ID")
+	if q.After != nil {
+		last = strconv.Itoa(*q.After)
+	}
+	return s.attach(c, c.Params("thread_id"), q.MemberID, last)
+}
+
+// attach streams the latest turn of a thread from after the given event id.
+func (s *Server) attach(c *fiber.Ctx, threadID, memberID, lastEventID string) error {
+	after := 0
+	if lastEventID != "" {
+		n, err := strconv.Atoi(lastEventID)
+		if err != nil || n < 0 {
+			return Invalid("Last-Event-ID: must be a non-negative integer")
+		}
+		after = n
+	}
+	sess, err := s.d.DB.ChatSessionByThread(c.UserContext(), threadID)
+	if errors.Is(err, db.ErrNotFound) {
+		return NotFound("thread")
+	}
+	if err != nil {
+		return err
+	}
+	if memberID != "" && sess.MemberID != memberID {
+		return Errf(http.StatusForbidden, "thread %s belongs to another member", threadID)
+	}
+	if sess.SiteID != nil {
+		if _, err := s.clientSite(c, *sess.SiteID); err != nil {
+			return err
+		}
+	}
+	if _, err := s.temporalClient(); err != nil {
+		return err
+	}
+	s.streamRun(c, threadID, workflows.ChatRunID(threadID, sess.TurnCount), after)
+	return nil
+}
+
+// streamRun writes the run's events after `after` as SSE, each with its id,
+// then [DONE]. The first event (response.created) is written at once from
+// what the API already knows. A client that goes away cancels the run, so
+// the pending model call stops.
+func (s *Server) streamRun(c *fiber.Ctx, threadID, wfID string, after int) {
+	setSSEHeaders(c)
+	c.Status(http.StatusOK)
+	timeout := s.d.Cfg.ChatStreamTimeout() + time.Minute
+	c.Context().SetBodyStreamWriter(func(w *bufio.Writer) {
+		ctx, cancel := context.WithTimeout(context.Background(), timeout)
+		defer cancel()
+		next := after
+		if after == 0 {
+			created, _ := json.Marshal(map[string]any{"type": "response.created",
+				"response": map[string]any{"id": threadID, "object": "response", "status": "in_progress"}})
+			fmt.Fprintf(w, "id: 1\ndata: %s\n\n", created)
+			if w.Flush() != nil {
+				s.cancelRun(wfID)
+				return
+			}
+			next = 1
+		}
+		for {
+			page, err := s.readEvents(ctx, wfID, next)
+			if err != nil {
+				b, _ := json.Marshal(map[string]any{"type": "response.error", "error": "the chat run could not be read: " + err.Error()})
+				fmt.Fprintf(w, "data: %s\n\ndata: [DONE]\n\n", b)
+				_ = w.Flush()
+				return
+			}
+			for _, ev := range page.Events {
+				fmt.Fprintf(w, "id: %d\ndata: %s\n\n", ev.Seq, ev.Data)
+				next = ev.Seq
+			}
+			if page.Done {
+				fmt.Fprint(w, "data: [DONE]\n\n")
+			}
+			if w.Flush() != nil {
+				if !page.Done {
+					s.cancelRun(wfID)
+				}
+				return
+			}
+			if page.Done {
+				return
+			}
+		}
+	})
+}
+
+// cancelRun cancels a chat run whose client went away.
+func (s *Server) cancelRun(wfID string) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := s.d.Temporal.CancelWorkflow(ctx, wfID, ""); err != nil {
+		s.log.Warn("cancel chat run", "workflow_id", wfID, "err", err)
+	}
+}
+
+// readEvents long-polls the run's log (workflow update) from an offset; for a
+// run that already closed it reads the log by query.
+func (s *Server) readEvents(ctx context.Context, wfID string, from int) (workflows.EventsPage, error) {
+	var page workflows.EventsPage
+	h, err := s.d.Temporal.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{WorkflowID: wfID,
+		UpdateName: workflows.UpdateWaitEvents, Args: []any{from}, WaitForStage: client.WorkflowUpdateStageCompleted})
+	if err == nil {
+		if err = h.Get(ctx, &page); err == nil {
+			return page, nil
+		}
+	}
+	v, qerr := s.d.Temporal.QueryWorkflow(ctx, wfID, "", workflows.QueryEvents, from)
+	if qerr != nil {
+		return page, fmt.Errorf("update: %v; query: %w", err, qerr)
+	}
+	return page, v.Get(&page)
+}

@@ -1,0 +1,232 @@
+package e2e
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http/httptest"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/lorekb/lore/internal/db/dbtest"
+	"github.com/lorekb/lore/models"
+)
+
+// sseEvent is one parsed server-sent event.
+type sseEvent struct {
+	ID   int
+	Data string
+	Type string
+}
+
+// stream sends a request and parses the SSE body.
+func (a *app) stream(method, path string, body any, headers ...string) (int, []sseEvent) {
+	a.t.Helper()
+	var rd io.Reader
+	if body != nil {
+		b, _ := json.Marshal(body)
+		rd = bytes.NewReader(b)
+	}
+	req := httptest.NewRequest(method, path, rd)
+	req.Header.Set("Content-Type", "application/json")
+	for i := 0; i+1 < len(headers); i += 2 {
+		req.Header.Set(headers[i], headers[i+1])
+	}
+	res, err := a.srv.App().Test(req, -1)
+	if err != nil {
+		a.t.Fatal(err)
+	}
+	defer res.Body.Close()
+	raw, _ := io.ReadAll(res.Body)
+	if res.StatusCode != 200 {
+		return res.StatusCode, []sseEvent{{Data: string(raw)}}
+	}
+	return res.StatusCode, parseSSE(raw)
+}
+
+func parseSSE(raw []byte) []sseEvent {
+	var out []sseEvent
+	var cur sseEvent
+	sc := bufio.NewScanner(bytes.NewReader(raw))
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		line := sc.Text()
+		switch {
+		case line == "":
+			if cur.Data != "" {
+				var t struct {
+					Type string `json:"type"`
+				}
+				_ = json.Unmarshal([]byte(cur.Data), &t)
+				cur.Type = t.Type
+				if cur.Data == "[DONE]" {
+					cur.Type = "[DONE]"
+				}
+				out = append(out, cur)
+			}
+			cur = sseEvent{}
+		case strings.HasPrefix(line, "id: "):
+			cur.ID, _ = strconv.Atoi(strings.TrimPrefix(line, "id: "))
+		case strings.HasPrefix(line, "data: "):
+			cur.Data = strings.TrimPrefix(line, "data: ")
+		}
+	}
+	return out
+}
+
+func types(evs []sseEvent) []string {
+	out := make([]string, len(evs))
+	for i, e := range evs {
+		out[i] = e.Type
+	}
+	return out
+}
+
+func answer(evs []sseEvent) string {
+	var b strings.Builder
+	for _, e := range evs {
+		if e.Type == "response.output_text.delta" {
+			var d struct {
+				Delta string `json:"delta"`
+			}
+			_ = json.Unmarshal([]byte(e.Data), &d)
+			b.WriteString(d.Delta)
+		}
+	}
+	return b.String()
+}
+
+const installDoc = "# Installing Lore\n\nTo install Lore, download the archive and run make run in the directory. The first start creates an admin account.\n\n## Upgrading\n\nStop the service, replace the binary and start it again."
+
+func TestChatStreamsCitedAnswerAndResumes(t *testing.T) {
+	for _, dialect := range dbtest.Dialects {
+		t.Run(dialect, func(t *testing.T) {
+			a := newApp(t, dialect, nil)
+			siteA := a.site("Chat A " + dialect)
+			siteB := a.site("Chat B " + dialect)
+			docA := a.newDoc(siteA, "Installation", installDoc, "published")
+			docB := a.newDoc(siteB, "Installing the other product", "To install the other product, use the secret installer of site B.", "published")
+			a.waitStatus(docA, "completed")
+			a.waitStatus(docB, "completed")
+
+			body := map[string]any{"input": "How do I install Lore?", "stream": true, "filter": map[string]any{"site_id": siteA}, "user": "member-1"}
+			status, evs := a.stream("POST", "/v1/chat/responses", body)
+			if status != 200 {
+				t.Fatalf("status %d: %v", status, evs)
+			}
+			ts := types(evs)
+			want := []string{"response.created", "response.tool_call.started", "response.tool_call.delta"}
+			for i, w := range want {
+				if ts[i] != w {
+					t.Fatalf("event %d is %s, want %s (all: %v)", i, ts[i], w, ts)
+				}
+			}
+			n := len(ts)
+			if ts[n-1] != "[DONE]" || ts[n-2] != "response.completed" || ts[n-3] != "response.knowledge_sources" {
+				t.Fatalf("tail of stream: %v", ts)
+			}
+			for i := 0; i < n-1; i++ {
+				if evs[i].ID != i+1 {
+					t.Fatalf("event %d has id %d", i, evs[i].ID)
+				}
+			}
+			completedTool := strings.Index(strings.Join(ts, ","), "response.tool_call.completed")
+			firstText := strings.Index(strings.Join(ts, ","), "response.output_text.delta")
+			if completedTool < 0 || firstText < completedTool {
+				t.Fatalf("tool completion must precede the answer text: %v", ts)
+			}
+			text := answer(evs)
+			if !strings.Contains(text, "[1]") || strings.Contains(text, "secret installer") {
+				t.Fatalf("answer %q", text)
+			}
+			var ks struct {
+				Sources []struct {
+					DocumentID  int64 `json:"documentId"`
+					SiteID      int64 `json:"siteId"`
+					SourceIndex int   `json:"sourceIndex"`
+				} `json:"sources"`
+			}
+			_ = json.Unmarshal([]byte(evs[n-3].Data), &ks)
+			if len(ks.Sources) == 0 {
+				t.Fatal("no sources")
+			}
+			for _, s := range ks.Sources {
+				if s.SiteID != siteA || s.DocumentID == docB {
+					t.Fatalf("source from another site: %+v", s)
+				}
+			}
+			var completed struct {
+				Response struct {
+					ID    string         `json:"id"`
+					Usage map[string]int `json:"usage"`
+				} `json:"response"`
+			}
+			_ = json.Unmarshal([]byte(evs[n-2].Data), &completed)
+			thread := completed.Response.ID
+			if !strings.HasPrefix(thread, "auto-") || completed.Response.Usage["total_tokens"] == 0 {
+				t.Fatalf("completed: %s", evs[n-2].Data)
+			}
+
+			// Resume after event 3: the rest, exactly once, ids continuing.
+			status, rest := a.stream("GET", "/v1/chat/responses/"+thread+"?member_id=member-1", nil, "Last-Event-ID", "3")
+			if status != 200 || len(rest) != n-3 || rest[0].ID != 4 || answer(rest) != answer(evs[3:]) {
+				t.Fatalf("resume: status %d, %d events (want %d): %v", status, len(rest), n-3, types(rest))
+			}
+
+			// The turn is stored once in the flat format.
+			ctx := context.Background()
+			var rows []models.ChatMessage
+			eventually(t, 10*time.Second, "turn persisted", func() bool {
+				rows = nil
+				_ = a.d.DB.NewSelect().Model(&rows).Where("thread_id = ?", thread).Order("position").Scan(ctx)
+				return len(rows) == 4
+			})
+			roles := []string{rows[0].Role, rows[1].Role, rows[2].Role, rows[3].Role}
+			if fmt.Sprint(roles) != "[user assistant tool assistant]" || rows[1].ToolCalls == "[]" || rows[2].ToolCallID == "" ||
+				rows[3].Content != text || rows[3].MessageSeq == nil || *rows[3].MessageSeq != 0 {
+				t.Fatalf("stored rows: %+v", rows)
+			}
+
+			// A second turn continues the thread; sources keep numbering.
+			body2 := map[string]any{"input": "And how do I upgrade?", "stream": false, "filter": map[string]any{"site_id": siteA},
+				"user": "member-1", "previous_response_id": thread}
+			r := a.do("POST", "/v1/chat/responses", body2, "")
+			var obj struct {
+				ID     string `json:"id"`
+				Object string `json:"object"`
+				Output []struct {
+					Content []struct {
+						Text string `json:"text"`
+					} `json:"content"`
+				} `json:"output"`
+				Usage map[string]int `json:"usage"`
+			}
+			if r.Status != 200 || json.Unmarshal(r.Raw, &obj) != nil || obj.ID != thread || obj.Object != "response" {
+				t.Fatalf("non-stream: %d %s", r.Status, r.Raw)
+			}
+			if txt := obj.Output[0].Content[0].Text; !strings.Contains(txt, "[2]") {
+				t.Fatalf("second turn should cite from [2] on: %q", txt)
+			}
+			// Another member cannot continue the thread.
+			body2["user"] = "member-2"
+			if r := a.do("POST", "/v1/chat/responses", body2, ""); r.Status != 403 {
+				t.Fatalf("other member: %d %s", r.Status, r.Raw)
+			}
+			// Bad input.
+			if r := a.do("POST", "/v1/chat/responses", map[string]any{"filter": map[string]any{"site_id": siteA}}, ""); r.Status != 422 {
+				t.Fatalf("missing input: %d %s", r.Status, r.Raw)
+			}
+			if r := a.do("POST", "/v1/chat/responses", map[string]any{"input": "x", "filter": map[string]any{"site_id": 99999}}, ""); r.Status != 404 {
+				t.Fatalf("missing site: %d %s", r.Status, r.Raw)
+			}
+			if r := a.do("POST", "/v1/chat/responses", map[string]any{"input": "x", "thread_id": "t", "filter": map[string]any{"site_id": siteA}}, ""); r.Status != 422 {
+				t.Fatalf("unknown field: %d %s", r.Status, r.Raw)
+			}
+		})
+	}
+}

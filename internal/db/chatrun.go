@@ -1,0 +1,279 @@
+package db
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+	"unicode/utf8"
+
+	"github.com/lorekb/lore/models"
+	"github.com/uptrace/bun"
+)
+
+// ErrNotOwner is returned when a thread belongs to another member or site.
+var ErrNotOwner = errors.New("thread belongs to another member or site")
+
+// BeginTurn is the input of StartTurn.
+type BeginTurn struct {
+	ThreadID string // existing or new thread
+	TenantID int64
+	SiteID   int64
+	MemberID string
+	Source   string
+	UserText string
+	History  []HistoryMessage // earlier messages to seed a new thread with (chat-completions callers)
+}
+
+// HistoryMessage is a prior message supplied by a caller.
+type HistoryMessage struct {
+	Role, Content string
+}
+
+// TurnStart is what a new turn starts from.
+type TurnStart struct {
+	Session      *models.ChatSession
+	Turn         int
+	SourceOffset int
+}
+
+// StartTurn creates or updates the session, numbers the turn and writes the
+// user message, in one transaction. A thread of another member or site is
+// refused with ErrNotOwner.
+func (d *DB) StartTurn(ctx context.Context, in BeginTurn) (*TurnStart, error) {
+	var out TurnStart
+	err := d.Tx(ctx, func(ctx context.Context, tx bun.Tx) error {
+		now := time.Now().UTC()
+		s := new(models.ChatSession)
+		err := tx.NewSelect().Model(s).Where("thread_id = ?", in.ThreadID).Scan(ctx)
+		switch {
+		case Classify(err) == ErrNotFound:
+			siteID := in.SiteID
+			s = &models.ChatSession{ThreadID: in.ThreadID, TenantID: in.TenantID, SiteID: &siteID, MemberID: in.MemberID,
+				Title: truncRunes(in.UserText, 50), Source: in.Source, CreatedAt: now, UpdatedAt: now}
+			if s.Title == "" {
+				s.Title = "New conversation"
+			}
+			if _, err := tx.NewInsert().Model(s).Exec(ctx); err != nil {
+				return err
+			}
+		case err != nil:
+			return err
+		default:
+			if s.MemberID != in.MemberID || (s.SiteID != nil && *s.SiteID != in.SiteID) {
+				return ErrNotOwner
+			}
+		}
+		s.TurnCount++
+		pos := TurnPosition(s.TurnCount, false)
+		rows := make([]models.ChatMessage, 0, len(in.History)+1)
+		for i, h := range in.History {
+			rows = append(rows, models.ChatMessage{ThreadID: s.ThreadID, Turn: s.TurnCount, Position: pos + i,
+				ChatMessageID: fmt.Sprintf("%s-t%d-h%d", s.ThreadID, s.TurnCount, i), Role: h.Role, Content: h.Content,
+				ToolCalls: "[]", Extra: "{}", CreatedAt: now})
+		}
+		rows = append(rows, models.ChatMessage{ThreadID: s.ThreadID, Turn: s.TurnCount, Position: pos + len(in.History),
+			ChatMessageID: fmt.Sprintf("%s-t%d-u", s.ThreadID, s.TurnCount), Role: "user", Content: in.UserText,
+			ToolCalls: "[]", Extra: "{}", CreatedAt: now})
+		if err := insertEach(ctx, tx, rows, ""); err != nil {
+			return err
+		}
+		s.MessageCount += len(rows)
+		s.LastMessage, s.LastMessageRole, s.UpdatedAt = truncRunes(in.UserText, 200), "user", now
+		if _, err := tx.NewUpdate().Model(s).Column("turn_count", "message_count", "last_message", "last_message_role", "updated_at").
+			WherePK().Exec(ctx); err != nil {
+			return err
+		}
+		out = TurnStart{Session: s, Turn: s.TurnCount, SourceOffset: s.SourceOffset}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// TurnPosition is the first message position of a turn's user side
+// (history and user message) or assistant side. Positions derive from the turn
+// number, so a late persist of turn n never lands after turn n+1's messages.
+func TurnPosition(turn int, assistant bool) int {
+	p := turn * 10000
+	if assistant {
+		p += 5000
+	}
+	return p
+}
+
+// ChatSessionByThread returns a session by thread id.
+func (d *DB) ChatSessionByThread(ctx context.Context, threadID string) (*models.ChatSession, error) {
+	s := new(models.ChatSession)
+	err := d.NewSelect().Model(s).Where("thread_id = ?", threadID).Scan(ctx)
+	return s, Classify(err)
+}
+
+// ConversationContext is the stored memory a model turn starts from.
+type ConversationContext struct {
+	Summary  string
+	Messages []models.ChatMessage // positions at or after the summary cut-off, in order
+}
+
+// LoadContext returns the summary and the messages after it.
+func (d *DB) LoadContext(ctx context.Context, threadID string) (*ConversationContext, error) {
+	s, err := d.ChatSessionByThread(ctx, threadID)
+	if err != nil {
+		return nil, err
+	}
+	out := &ConversationContext{Summary: s.Summary}
+	err = d.NewSelect().Model(&out.Messages).Where("thread_id = ? AND position >= ?", threadID, s.SummaryUpTo).
+		Order("position").Scan(ctx)
+	return out, Classify(err)
+}
+
+// ToolResultContents returns the stored contents of tool calls by id.
+func (d *DB) ToolResultContents(ctx context.Context, ids []string) (map[string]string, error) {
+	out := map[string]string{}
+	if len(ids) == 0 {
+		return out, nil
+	}
+	var rows []models.ToolResult
+	err := d.NewSelect().Model(&rows).Where("tool_call_id IN (?)", bun.In(ids)).Scan(ctx)
+	for _, r := range rows {
+		out[r.ToolCallID] = r.Content
+	}
+	return out, Classify(err)
+}
+
+// SaveToolResult stores a tool call's result; a retry overwrites it.
+func (d *DB) SaveToolResult(ctx context.Context, r *models.ToolResult) error {
+	r.CreatedAt = time.Now().UTC()
+	_, err := d.NewInsert().Model(r).On("CONFLICT (tool_call_id) DO UPDATE").
+		Set("content = EXCLUDED.content").Set("thread_id = EXCLUDED.thread_id").Exec(ctx)
+	return Classify(err)
+}
+
+// TurnRow is one message of a finished turn to persist.
+type TurnRow struct {
+	Role       string
+	Content    string
+	ToolCalls  string // JSON
+	ToolCallID string
+	Sources    string // JSON (final assistant row)
+	Extra      string // JSON
+	ElapsedMS  int64
+}
+
+// PersistTurn writes the assistant side of a turn. Rows get deterministic
+// chat_message_ids and are inserted with ON CONFLICT DO NOTHING, and the
+// session counters are recomputed, so a retried activity writes nothing twice.
+func (d *DB) PersistTurn(ctx context.Context, threadID string, turn int, rows []TurnRow, sourceOffset int) error {
+	return d.Tx(ctx, func(ctx context.Context, tx bun.Tx) error {
+		pos := TurnPosition(turn, true)
+		var existing int
+		if err := tx.NewSelect().Model((*models.ChatMessage)(nil)).ColumnExpr("COUNT(*)").
+			Where("thread_id = ? AND turn = ? AND role <> 'user'", threadID, turn).Scan(ctx, &existing); err != nil {
+			return err
+		}
+		if existing > 0 {
+			return nil // already persisted by an earlier attempt
+		}
+		var seq int
+		if err := tx.NewSelect().Model((*models.ChatMessage)(nil)).ColumnExpr("COUNT(*)").
+			Where("thread_id = ? AND message_seq IS NOT NULL", threadID).Scan(ctx, &seq); err != nil {
+			return err
+		}
+		now := time.Now().UTC()
+		msgs := make([]models.ChatMessage, 0, len(rows))
+		last := ""
+		for i, r := range rows {
+			m := models.ChatMessage{ThreadID: threadID, Turn: turn, Position: pos + i,
+				ChatMessageID: fmt.Sprintf("%s-t%d-m%d", threadID, turn, i), Role: r.Role, Content: r.Content,
+				ToolCalls: orJSON(r.ToolCalls, "[]"), ToolCallID: r.ToolCallID, Sources: r.Sources,
+				Extra: orJSON(r.Extra, "{}"), ElapsedMS: r.ElapsedMS, CreatedAt: now.Add(time.Duration(i) * time.Microsecond)}
+			if r.Role == "assistant" && r.Content != "" {
+				n := seq
+				m.MessageSeq = &n
+				seq++
+				last = r.Content
+			}
+			msgs = append(msgs, m)
+		}
+		if err := insertEach(ctx, tx, msgs, "CONFLICT (chat_message_id) DO NOTHING"); err != nil {
+			return err
+		}
+		var count int
+		if err := tx.NewSelect().Model((*models.ChatMessage)(nil)).ColumnExpr("COUNT(*)").
+			Where("thread_id = ?", threadID).Scan(ctx, &count); err != nil {
+			return err
+		}
+		q := tx.NewUpdate().Model((*models.ChatSession)(nil)).Set("message_count = ?", count).
+			Set("source_offset = ?", sourceOffset).Set("updated_at = ?", now).Where("thread_id = ?", threadID)
+		if last != "" {
+			q = q.Set("last_message = ?", truncRunes(last, 200)).Set("last_message_role = 'assistant'")
+		}
+		_, err := q.Exec(ctx)
+		return err
+	})
+}
+
+// SaveSummary stores the conversation memory covering messages before upTo.
+func (d *DB) SaveSummary(ctx context.Context, threadID, summary string, upTo int) error {
+	_, err := d.NewUpdate().Model((*models.ChatSession)(nil)).Set("summary = ?", summary).
+		Set("summary_up_to = ?", upTo).Where("thread_id = ?", threadID).Exec(ctx)
+	return Classify(err)
+}
+
+// SiteByAPIKeyHash returns the site of an active (not revoked) bot API key.
+func (d *DB) SiteByAPIKeyHash(ctx context.Context, hash string) (*models.Site, error) {
+	k := new(models.SiteAPIKey)
+	if err := d.NewSelect().Model(k).Where("key_hash = ? AND revoked_at IS NULL", hash).Scan(ctx); err != nil {
+		return nil, Classify(err)
+	}
+	return d.GetSite(ctx, k.SiteID)
+}
+
+func orJSON(s, def string) string {
+	if s == "" || !json.Valid([]byte(s)) {
+		return def
+	}
+	return s
+}
+
+func truncRunes(s string, n int) string {
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	r := []rune(s)
+	return string(r[:n])
+}
+
+// SearchableDocuments returns, for the ids that are published, vectorized
+// (completed) documents of the site, their content version: only those may be
+// cited, and only chunks of that version.
+func (d *DB) SearchableDocuments(ctx context.Context, siteID int64, ids []int64) (map[int64]int64, error) {
+	var rows []models.Document
+	err := d.NewSelect().Model(&rows).Column("id", "content_version").
+		Where("site_id = ? AND id IN (?) AND status = ? AND vector_status = ?", siteID, bun.In(ids), models.DocPublished, models.VecCompleted).
+		Scan(ctx)
+	out := make(map[int64]int64, len(rows))
+	for _, r := range rows {
+		out[r.ID] = r.ContentVersion
+	}
+	return out, Classify(err)
+}
+
+// insertEach inserts rows one at a time. bun's multi-row INSERT on SQLite
+// leaves out, for every row, a column with a `default:` tag whose value is
+// zero in the first row, so mixed rows must not be inserted in one statement.
+func insertEach[T any](ctx context.Context, db bun.IDB, rows []T, on string) error {
+	for i := range rows {
+		q := db.NewInsert().Model(&rows[i])
+		if on != "" {
+			q = q.On(on)
+		}
+		if _, err := q.Exec(ctx); err != nil {
+			return err
+		}
+	}
+	return nil
+}

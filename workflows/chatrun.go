@@ -1,0 +1,364 @@
+package workflows
+
+import (
+	"encoding/json"
+	"sort"
+	"strconv"
+	"time"
+
+	"github.com/lorekb/lore/activities"
+	"github.com/lorekb/lore/internal/llm"
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+)
+
+// Names of the chat run's read side.
+const (
+	// UpdateWaitEvents long-polls the event log: it returns the events after
+	// the given sequence number as soon as there are any (or the run is done).
+	UpdateWaitEvents = "wait_events"
+	// QueryEvents reads the event log without waiting (also after the run closed).
+	QueryEvents = "events"
+)
+
+// TimeoutNotice ends a stream that exceeded CHAT_STREAM_TIMEOUT_SECONDS.
+const TimeoutNotice = "\n\n[Response timed out, please try again]"
+
+// ChatRunInput is one turn of a thread. The user's message is already stored;
+// the run loads context by thread id.
+type ChatRunInput struct {
+	ThreadID       string
+	Turn           int
+	TenantID       int64
+	SiteID         int64
+	Model          string
+	Temperature    *float64
+	Instructions   string
+	SourceOffset   int
+	ShowTrace      bool
+	StartedAtMs    int64
+	TimeoutMs      int64
+	MaxIterations  int
+	MaxEmpty       int
+	SummaryTrigger int
+	SummaryKeep    int
+	Reply          *ReplyTarget // messenger channel to deliver the answer to
+}
+
+// ReplyTarget says where a messenger answer goes.
+type ReplyTarget struct {
+	Channel  string // wecom_kefu | wecom_app
+	SiteID   int64
+	ToUser   string // app: user id; kefu: external user id
+	OpenKfID string
+	AgentID  string
+}
+
+// ChatEvent is one numbered event of the log; Data is the SSE payload.
+type ChatEvent struct {
+	Seq  int             `json:"seq"`
+	Data json.RawMessage `json:"data"`
+}
+
+// EventsPage is a slice of the log after a sequence number.
+type EventsPage struct {
+	Events []ChatEvent
+	Done   bool
+}
+
+// ChatRunResult summarises a finished turn.
+type ChatRunResult struct {
+	Text  string
+	Usage llm.Usage
+}
+
+var (
+	modelOptions = workflow.ActivityOptions{
+		StartToCloseTimeout: 5 * time.Minute,
+		HeartbeatTimeout:    15 * time.Second,
+		RetryPolicy: &temporal.RetryPolicy{InitialInterval: 500 * time.Millisecond, BackoffCoefficient: 2,
+			MaximumInterval: 5 * time.Second, MaximumAttempts: 3},
+	}
+	searchOptions = workflow.ActivityOptions{
+		StartToCloseTimeout: time.Minute,
+		RetryPolicy: &temporal.RetryPolicy{InitialInterval: 300 * time.Millisecond, BackoffCoefficient: 2,
+			MaximumInterval: 5 * time.Second, MaximumAttempts: 3},
+	}
+)
+
+type chatRun struct {
+	in      ChatRunInput
+	sig     workflow.ReceiveChannel
+	events  []ChatEvent
+	done    bool
+	turn    []activities.TurnMessage
+	final   string
+	usage   llm.Usage
+	offset  int
+	sources []activities.KnowledgeSource
+	seenDoc map[int64]bool
+	elapsed map[string]int64
+	firstMs int64
+	textMs  int64
+}
+
+// ChatRun runs one turn of the agent: the event log is the source of truth
+// of what the client sees; activities feed it by signal, readers drain it by
+// update (long-poll) or query.
+func ChatRun(ctx workflow.Context, in ChatRunInput) (ChatRunResult, error) {
+	r := &chatRun{in: in, offset: in.SourceOffset, seenDoc: map[int64]bool{}, elapsed: map[string]int64{}}
+	if err := workflow.SetQueryHandler(ctx, QueryEvents, func(from int) (EventsPage, error) { return r.page(from), nil }); err != nil {
+		return ChatRunResult{}, err
+	}
+	if err := workflow.SetUpdateHandler(ctx, UpdateWaitEvents, func(uctx workflow.Context, from int) (EventsPage, error) {
+		_, _ = workflow.AwaitWithTimeout(uctx, 20*time.Second, func() bool { return len(r.events) > from || r.done })
+		return r.page(from), nil
+	}); err != nil {
+		return ChatRunResult{}, err
+	}
+	r.sig = workflow.GetSignalChannel(ctx, activities.SignalEvents)
+	workflow.Go(ctx, func(gctx workflow.Context) {
+		for {
+			var b activities.EventBatch
+			if !r.sig.Receive(gctx, &b) {
+				return
+			}
+			r.accept(b)
+		}
+	})
+	r.emit(map[string]any{"type": "response.created", "response": map[string]any{"id": in.ThreadID, "object": "response", "status": "in_progress"}})
+
+	agentCtx, cancelAgent := workflow.WithCancel(ctx)
+	agentDone, timedOut := false, false
+	workflow.Go(agentCtx, func(gctx workflow.Context) {
+		r.agent(gctx)
+		agentDone = true
+	})
+	timerCtx, cancelTimer := workflow.WithCancel(ctx)
+	timeout := time.Duration(in.TimeoutMs) * time.Millisecond
+	if timeout <= 0 {
+		timeout = 120 * time.Second
+	}
+	workflow.Go(timerCtx, func(gctx workflow.Context) {
+		if workflow.NewTimer(gctx, timeout).Get(gctx, nil) == nil {
+			timedOut = true
+		}
+	})
+	waitErr := workflow.Await(ctx, func() bool { return agentDone || timedOut })
+	cancelTimer()
+	// From here on the run finishes even if it was cancelled: the log gets
+	// its closing events and the turn is stored.
+	dctx, _ := workflow.NewDisconnectedContext(ctx)
+	if !agentDone {
+		cancelAgent()
+		_ = workflow.Await(dctx, func() bool { return agentDone })
+	}
+	r.drain()
+	if timedOut && waitErr == nil {
+		r.emitText(TimeoutNotice)
+		r.final += TimeoutNotice
+	}
+	r.finish(dctx)
+	r.persist(dctx)
+	if in.Reply != nil && waitErr == nil {
+		_ = workflow.ExecuteActivity(workflow.WithActivityOptions(dctx, shortOptions), "DeliverReply", *in.Reply, r.final).Get(dctx, nil)
+	}
+	if in.SummaryTrigger > 0 {
+		var a *activities.Chat
+		_ = workflow.ExecuteActivity(workflow.WithActivityOptions(dctx, shortOptions), a.Summarize, activities.SummarizeInput{
+			ThreadID: in.ThreadID, TenantID: in.TenantID, Trigger: in.SummaryTrigger, KeepLast: in.SummaryKeep}).Get(dctx, nil)
+	}
+	_ = workflow.Await(dctx, func() bool { return workflow.AllHandlersFinished(dctx) })
+	if waitErr != nil {
+		return ChatRunResult{Text: r.final, Usage: r.usage}, waitErr
+	}
+	return ChatRunResult{Text: r.final, Usage: r.usage}, nil
+}
+
+// agent is the loop of SPEC.md "Agent routing": tool calls go to the tools
+// stage (even above the iteration limit, where a force-stop instruction is
+// injected), otherwise the run ends; summarization (rule 2) runs after the
+// turn is stored.
+func (r *chatRun) agent(ctx workflow.Context) {
+	var a *activities.Chat
+	iteration, empty := 0, 0
+	seen := map[string]bool{}
+	forceStop := false
+	for {
+		var res activities.ModelTurnResult
+		err := workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, modelOptions), a.ModelTurn, activities.ModelTurnInput{
+			ThreadID: r.in.ThreadID, TenantID: r.in.TenantID, Model: r.in.Model, Temperature: r.in.Temperature,
+			Instructions: r.in.Instructions, Turn: r.turn, OfferTools: !forceStop, StartedAtMs: r.in.StartedAtMs,
+		}).Get(ctx, &res)
+		r.drain()
+		if err != nil {
+			if ctx.Err() != nil || temporal.IsCanceledError(err) {
+				return
+			}
+			notice := "\n\n[System Error: " + rootMessage(err) + "]"
+			r.emitText(notice)
+			r.final = notice
+			return
+		}
+		iteration++
+		r.usage.InputTokens += res.Usage.InputTokens
+		r.usage.OutputTokens += res.Usage.OutputTokens
+		if r.firstMs == 0 {
+			r.firstMs = res.FirstDeltaMs
+		}
+		if r.textMs == 0 {
+			r.textMs = res.FirstTextMs
+		}
+		msg := res.Message
+		r.turn = append(r.turn, activities.TurnMessage{Role: llm.RoleAssistant, Content: msg.Content, ToolCalls: msg.ToolCalls})
+		// Rule 1, with a hard stop two iterations past the limit for a model
+		// that ignores the force-stop instruction.
+		if len(msg.ToolCalls) == 0 || iteration > r.in.MaxIterations+1 {
+			r.final = msg.Content
+			return
+		}
+		results := r.runTools(ctx, msg.ToolCalls)
+		if ctx.Err() != nil {
+			return
+		}
+		for i, tc := range msg.ToolCalls {
+			res := results[i]
+			tm := activities.TurnMessage{Role: llm.RoleTool, ToolCallID: tc.ID, ToolRef: true, SourceStart: r.offset + 1}
+			for j, s := range res.Sources {
+				idx := r.offset + 1 + j
+				if !r.seenDoc[s.DocumentID] {
+					r.seenDoc[s.DocumentID] = true
+					r.sources = append(r.sources, activities.KnowledgeSource{ID: strconv.FormatInt(s.DocumentID, 10), Title: s.Title,
+						SiteID: s.SiteID, DocumentID: s.DocumentID, Score: s.Score, SourceIndex: idx})
+				}
+			}
+			r.offset += len(res.Sources)
+			if res.ChunkCount == 0 {
+				empty++
+			} else {
+				empty = 0
+			}
+			if seen[res.Hash] {
+				empty = r.in.MaxEmpty // identical output to an earlier call
+			}
+			seen[res.Hash] = true
+			r.turn = append(r.turn, tm)
+		}
+		if iteration >= r.in.MaxIterations || empty >= r.in.MaxEmpty {
+			r.turn[len(r.turn)-1].Notice = activities.ForceStopNotice
+			forceStop = true
+		}
+	}
+}
+
+// runTools runs the turn's tool calls in parallel and emits each
+// tool_call.completed as its call finishes, with that call's own elapsed time.
+func (r *chatRun) runTools(ctx workflow.Context, calls []llm.ToolCall) []activities.SearchResult {
+	var a *activities.Chat
+	results := make([]activities.SearchResult, len(calls))
+	sel := workflow.NewSelector(ctx)
+	pending := 0
+	for i, tc := range calls {
+		if tc.Name != llm.SearchToolName {
+			results[i] = activities.SearchResult{ToolCallID: tc.ID, Hash: "unknown-tool:" + tc.Name}
+			r.toolCompleted(tc, results[i])
+			continue
+		}
+		pending++
+		f := workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, searchOptions), a.Search, activities.SearchInput{
+			ThreadID: r.in.ThreadID, ToolCallID: tc.ID, TenantID: r.in.TenantID, SiteID: r.in.SiteID, Arguments: tc.Arguments})
+		sel.AddFuture(f, func(f workflow.Future) {
+			var res activities.SearchResult
+			if err := f.Get(ctx, &res); err != nil {
+				res = activities.SearchResult{ToolCallID: tc.ID, Hash: "error:" + tc.ID}
+			}
+			results[i] = res
+			r.toolCompleted(tc, res)
+		})
+	}
+	for ; pending > 0 && ctx.Err() == nil; pending-- {
+		sel.Select(ctx)
+	}
+	return results
+}
+
+func (r *chatRun) toolCompleted(tc llm.ToolCall, res activities.SearchResult) {
+	r.elapsed[tc.ID] = res.ElapsedMS
+	ev := map[string]any{"type": "response.tool_call.completed", "tool": tc.Name, "tool_call_id": tc.ID, "chunk_count": res.ChunkCount}
+	if r.in.ShowTrace {
+		ev["elapsed_ms"] = res.ElapsedMS
+	}
+	r.emit(ev)
+}
+
+// finish appends the closing events: sources, trace, completed with usage.
+func (r *chatRun) finish(ctx workflow.Context) {
+	if len(r.sources) > 0 {
+		sort.SliceStable(r.sources, func(i, j int) bool { return r.sources[i].SourceIndex < r.sources[j].SourceIndex })
+		r.emit(map[string]any{"type": "response.knowledge_sources", "sources": r.sources})
+	}
+	if r.in.ShowTrace {
+		total := float64(workflow.Now(ctx).UnixMilli() - r.in.StartedAtMs)
+		r.emit(map[string]any{"type": "response.pipeline_trace", "trace": map[string]any{
+			"ttfb": float64(r.firstMs), "first_token": float64(r.textMs), "total": total}})
+	}
+	r.emit(map[string]any{"type": "response.completed", "response": map[string]any{
+		"id": r.in.ThreadID, "object": "response", "status": "completed",
+		"usage": map[string]int{"input_tokens": r.usage.InputTokens, "output_tokens": r.usage.OutputTokens,
+			"total_tokens": r.usage.InputTokens + r.usage.OutputTokens}}})
+	r.done = true
+}
+
+// persist stores the assistant side of the turn.
+func (r *chatRun) persist(ctx workflow.Context) {
+	var a *activities.Chat
+	extra := map[string]any{"usage_metadata": map[string]int{"input_tokens": r.usage.InputTokens,
+		"output_tokens": r.usage.OutputTokens, "total_tokens": r.usage.InputTokens + r.usage.OutputTokens}}
+	if r.in.ShowTrace {
+		extra["trace"] = map[string]any{"ttfb": r.firstMs, "first_token": r.textMs,
+			"total": workflow.Now(ctx).UnixMilli() - r.in.StartedAtMs}
+	}
+	in := activities.PersistInput{ThreadID: r.in.ThreadID, Turn: r.in.Turn, Messages: r.turn, Final: r.final,
+		Sources: r.sources, Extra: extra, ToolElapsed: r.elapsed, TotalMs: workflow.Now(ctx).UnixMilli() - r.in.StartedAtMs,
+		SourceOffset: r.offset}
+	_ = workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, shortOptions), a.Persist, in).Get(ctx, nil)
+}
+
+func (r *chatRun) emit(payload map[string]any) {
+	b, _ := json.Marshal(payload)
+	r.events = append(r.events, ChatEvent{Seq: len(r.events) + 1, Data: b})
+}
+
+func (r *chatRun) emitText(t string) {
+	r.emit(map[string]any{"type": "response.output_text.delta", "delta": t})
+}
+
+// accept appends an activity's batch to the log in arrival order.
+func (r *chatRun) accept(b activities.EventBatch) {
+	for _, e := range b.Events {
+		r.events = append(r.events, ChatEvent{Seq: len(r.events) + 1, Data: e})
+	}
+}
+
+// drain takes batches that arrived before an activity completed, so the
+// workflow's own next events come after them.
+func (r *chatRun) drain() {
+	for {
+		var b activities.EventBatch
+		if !r.sig.ReceiveAsync(&b) {
+			return
+		}
+		r.accept(b)
+	}
+}
+
+func (r *chatRun) page(from int) EventsPage {
+	if from < 0 {
+		from = 0
+	}
+	p := EventsPage{Done: r.done}
+	if from < len(r.events) {
+		p.Events = r.events[from:]
+	}
+	return p
+}
