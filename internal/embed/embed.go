@@ -1,0 +1,27 @@
+// Package embed defines how Lore turns text into vectors, so that ingest and
+// search can swap a local, offline embedder for a hosted model without
+// touching the code that uses them.
+package embed
+
+import (
+	"context"
+	"errors"
+)
+
+// Embedder turns texts into dense vectors of a fixed dimension. A document
+// indexed with one model can only be searched with vectors from the same
+// model and dimension, which is why both are part of the interface.
+type Embedder interface {
+	// Embed returns one vector per text, in the order of texts.
+	Embed(ctx context.Context, texts []string) ([][]float32, error)
+	// Dimension is the length of every vector Embed returns (0 when not yet
+	// known, for a remote model whose size is learnt from its first answer).
+	Dimension() int
+	// Model names the model, so stored vectors can be tied to what made them.
+	Model() string
+}
+
+// ErrPermanent marks an embedding failure that retrying cannot fix (a bad
+// request, a rejected key, an unknown model, a wrong dimension). Callers that
+// retry, such as Temporal activities, test for it with errors.Is and stop.
+var ErrPermanent = errors.New("embed: permanent failure")

@@ -1,0 +1,248 @@
+package local
+
+import (
+	"math"
+	"sort"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
+// BM25 parameters: the usual defaults.
+const (
+	bm25K1 = 1.2
+	bm25B  = 0.75
+)
+
+// posting is one occurrence list entry: a document number and the term's
+// frequency in it.
+type posting struct {
+	id uint32
+	tf uint32
+}
+
+// term is a term's postings. Postings of removed chunks stay until the next
+// cleanup (df counts only live ones), so a delete costs O(terms of the chunk)
+// instead of a scan of every long postings list.
+type term struct {
+	df       int32
+	postings []posting
+}
+
+// keywordIndex is a per-site inverted index for BM25 over title, heading and
+// text.
+type keywordIndex struct {
+	terms    map[string]*term
+	docs     map[uint32]*record // live documents by number
+	nextID   uint32
+	totalLen int64
+	postings int // all postings, live or dead
+	dead     int // postings of removed documents
+}
+
+// add indexes r under a new document number.
+func (ix *keywordIndex) add(r *record) {
+	if ix.terms == nil {
+		ix.terms = make(map[string]*term)
+		ix.docs = make(map[uint32]*record)
+	}
+	tf, n := termFreqs(r)
+	r.kwID = ix.nextID
+	ix.nextID++
+	r.kwLen = int32(n)
+	ix.docs[r.kwID] = r
+	ix.totalLen += int64(n)
+	for w, c := range tf {
+		t := ix.terms[w]
+		if t == nil {
+			t = &term{}
+			// Clone: w may be a substring of the chunk text, which the
+			// index must not keep alive after the chunk is gone.
+			ix.terms[strings.Clone(w)] = t
+		}
+		t.df++
+		t.postings = append(t.postings, posting{id: r.kwID, tf: c})
+		ix.postings++
+	}
+}
+
+// remove unindexes r.
+func (ix *keywordIndex) remove(r *record) {
+	if _, ok := ix.docs[r.kwID]; !ok {
+		return
+	}
+	delete(ix.docs, r.kwID)
+	ix.totalLen -= int64(r.kwLen)
+	tf, _ := termFreqs(r)
+	for w := range tf {
+		t := ix.terms[w]
+		if t == nil {
+			continue
+		}
+		t.df--
+		if t.df <= 0 {
+			ix.postings -= len(t.postings)
+			ix.dead -= len(t.postings) - 1
+			delete(ix.terms, w)
+			continue
+		}
+		ix.dead++
+	}
+	if ix.dead > 1024 && ix.dead > ix.postings/2 {
+		ix.cleanup()
+	}
+}
+
+// cleanup drops the postings of removed documents.
+func (ix *keywordIndex) cleanup() {
+	for _, t := range ix.terms {
+		live := t.postings[:0]
+		for _, p := range t.postings {
+			if _, ok := ix.docs[p.id]; ok {
+				live = append(live, p)
+			}
+		}
+		clear(t.postings[len(live):])
+		if cap(live) > 2*len(live)+8 {
+			live = append([]posting(nil), live...)
+		}
+		t.postings = live
+	}
+	ix.postings -= ix.dead
+	ix.dead = 0
+}
+
+// scored is a keyword search candidate.
+type scored struct {
+	r     *record
+	score float32
+}
+
+// search returns the k best documents for query by BM25, best first.
+func (ix *keywordIndex) search(query string, k int) []scored {
+	n := len(ix.docs)
+	if n == 0 || k <= 0 {
+		return nil
+	}
+	avg := float64(ix.totalLen) / float64(n)
+	if avg == 0 {
+		avg = 1
+	}
+	acc := make(map[uint32]float64)
+	seen := make(map[string]bool)
+	tokenize(query, func(w string) {
+		if seen[w] {
+			return
+		}
+		seen[w] = true
+		t := ix.terms[w]
+		if t == nil || t.df <= 0 {
+			return
+		}
+		df := float64(t.df)
+		idf := math.Log(1 + (float64(n)-df+0.5)/(df+0.5))
+		for _, p := range t.postings {
+			r, ok := ix.docs[p.id]
+			if !ok {
+				continue
+			}
+			tf := float64(p.tf)
+			norm := bm25K1 * (1 - bm25B + bm25B*float64(r.kwLen)/avg)
+			acc[p.id] += idf * tf * (bm25K1 + 1) / (tf + norm)
+		}
+	})
+	out := make([]scored, 0, len(acc))
+	for id, s := range acc {
+		out = append(out, scored{r: ix.docs[id], score: float32(s)})
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].score != out[j].score {
+			return out[i].score > out[j].score
+		}
+		return out[i].r.id < out[j].r.id
+	})
+	if len(out) > k {
+		out = out[:k]
+	}
+	return out
+}
+
+// termFreqs counts the keyword tokens of a chunk's title, heading and text.
+func termFreqs(r *record) (map[string]uint32, int) {
+	tf := make(map[string]uint32)
+	n := 0
+	count := func(w string) {
+		tf[w]++
+		n++
+	}
+	tokenize(r.title, count)
+	tokenize(r.heading, count)
+	tokenize(r.text, count)
+	return tf, n
+}
+
+// tokenize calls emit for each keyword token of s: lower-cased runs of
+// letters and digits, and for CJK text, which has no spaces, every
+// character and every pair of adjacent characters (so both one-character and
+// multi-character queries match).
+func tokenize(s string, emit func(string)) {
+	var buf []byte
+	wordStart := -1 // byte offset in s of the current word, when ASCII-lower already
+	lower := true
+	prevCJK := -1 // byte offset of the previous CJK rune
+	flushWord := func(end int) {
+		if wordStart < 0 {
+			return
+		}
+		w := s[wordStart:end]
+		if !lower {
+			buf = buf[:0]
+			for _, r := range w {
+				buf = utf8.AppendRune(buf, unicode.ToLower(r))
+			}
+			w = string(buf)
+		}
+		emit(w)
+		wordStart, lower = -1, true
+	}
+	for i := 0; i < len(s); {
+		r, size := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case isCJK(r):
+			flushWord(i)
+			emit(s[i : i+size])
+			if prevCJK >= 0 {
+				emit(s[prevCJK : i+size])
+			}
+			prevCJK = i
+		case unicode.IsLetter(r) || unicode.IsDigit(r) || unicode.Is(unicode.Mn, r):
+			prevCJK = -1
+			if wordStart < 0 {
+				wordStart = i
+			}
+			if unicode.ToLower(r) != r {
+				lower = false
+			}
+		default:
+			flushWord(i)
+			prevCJK = -1
+		}
+		i += size
+	}
+	flushWord(len(s))
+}
+
+// isCJK reports whether r belongs to a script written without spaces between
+// words (Han, kana, Hangul syllables).
+func isCJK(r rune) bool {
+	switch {
+	case r >= 0x3040 && r <= 0x30FF, // Hiragana, Katakana
+		r >= 0x3400 && r <= 0x4DBF,   // CJK Extension A
+		r >= 0x4E00 && r <= 0x9FFF,   // CJK Unified Ideographs
+		r >= 0xAC00 && r <= 0xD7AF,   // Hangul syllables
+		r >= 0xF900 && r <= 0xFAFF,   // CJK Compatibility Ideographs
+		r >= 0x20000 && r <= 0x3134F: // CJK Extensions B..G
+		return true
+	}
+	return false
+}

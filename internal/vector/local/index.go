@@ -1,0 +1,214 @@
+package local
+
+import (
+	"math"
+	"runtime"
+	"sort"
+	"sync"
+
+	"github.com/lorekb/lore/internal/vector"
+)
+
+// record is one stored chunk, without its vector (which lives in the site's
+// contiguous vector array at row).
+type record struct {
+	id                   string
+	site, doc, version   int64
+	index                int
+	title, heading, text string
+
+	row   int    // position in site.rows and site.vecs
+	kwID  uint32 // document number in the site's keyword index
+	kwLen int32  // number of keyword tokens
+}
+
+func (r *record) hit(score float32) vector.Hit {
+	return vector.Hit{
+		ChunkID: r.id, SiteID: r.site, DocumentID: r.doc, Version: r.version, ChunkIndex: r.index,
+		Title: r.title, Heading: r.heading, Text: r.text, Score: score,
+	}
+}
+
+// site holds one site's chunks: the partition searches scan, so no query can
+// reach another site's data.
+type site struct {
+	rows []*record
+	vecs []float32 // len(rows)*dim normalised floats, row-major
+	kw   keywordIndex
+}
+
+// add appends r with its normalised vector.
+func (s *site) add(r *record, vec []float32) {
+	r.row = len(s.rows)
+	s.rows = append(s.rows, r)
+	s.vecs = append(s.vecs, vec...)
+	s.kw.add(r)
+}
+
+// remove deletes r by moving the last row into its place, keeping the vector
+// array dense so scans touch only live chunks.
+func (s *site) remove(r *record, dim int) {
+	last := len(s.rows) - 1
+	if r.row != last {
+		moved := s.rows[last]
+		s.rows[r.row] = moved
+		moved.row = r.row
+		copy(s.vecs[r.row*dim:(r.row+1)*dim], s.vecs[last*dim:(last+1)*dim])
+	}
+	s.rows[last] = nil
+	s.rows = s.rows[:last]
+	s.vecs = s.vecs[:last*dim]
+	if cap(s.rows) > 1024 && cap(s.rows) > 4*len(s.rows) {
+		// Give memory back after large deletions.
+		s.rows = append([]*record(nil), s.rows...)
+		s.vecs = append([]float32(nil), s.vecs...)
+	}
+	s.kw.remove(r)
+}
+
+// candidate is a scored row.
+type candidate struct {
+	score float32
+	row   int32
+}
+
+// topK keeps the k best candidates in a min-heap (worst at the root).
+type topK struct {
+	k    int
+	heap []candidate
+}
+
+// push offers a candidate.
+func (t *topK) push(score float32, row int32) {
+	h := t.heap
+	if len(h) < t.k {
+		h = append(h, candidate{score, row})
+		// Sift up.
+		i := len(h) - 1
+		for i > 0 {
+			p := (i - 1) / 2
+			if h[p].score <= h[i].score {
+				break
+			}
+			h[p], h[i] = h[i], h[p]
+			i = p
+		}
+		t.heap = h
+		return
+	}
+	if score <= h[0].score {
+		return
+	}
+	h[0] = candidate{score, row}
+	// Sift down.
+	i, n := 0, len(h)
+	for {
+		l := 2*i + 1
+		if l >= n {
+			break
+		}
+		m := l
+		if r := l + 1; r < n && h[r].score < h[l].score {
+			m = r
+		}
+		if h[i].score <= h[m].score {
+			break
+		}
+		h[i], h[m] = h[m], h[i]
+		i = m
+	}
+}
+
+// floor is the score a candidate must beat to enter a full heap.
+func (t *topK) floor() float32 {
+	if len(t.heap) < t.k {
+		return float32(math.Inf(-1))
+	}
+	return t.heap[0].score
+}
+
+// rowsPerWorker is the scan size below which a second goroutine costs more
+// than it saves.
+const rowsPerWorker = 8192
+
+// scan returns the k best rows of s for the normalised query q with scores at
+// least threshold, best first. It splits large sites over the available
+// cores.
+func (s *site) scan(q []float32, dim, k int, threshold float32, maxWorkers int) []candidate {
+	n := len(s.rows)
+	if n == 0 || k <= 0 {
+		return nil
+	}
+	workers := min(maxWorkers, (n+rowsPerWorker-1)/rowsPerWorker)
+	workers = max(workers, 1)
+	heaps := make([]topK, workers)
+	var wg sync.WaitGroup
+	per := (n + workers - 1) / workers
+	for w := 0; w < workers; w++ {
+		from, to := w*per, min((w+1)*per, n)
+		heaps[w] = topK{k: k, heap: make([]candidate, 0, min(k, to-from))}
+		if w == workers-1 {
+			scanRange(s.vecs, q, dim, from, to, threshold, &heaps[w])
+			break
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			scanRange(s.vecs, q, dim, from, to, threshold, &heaps[w])
+		}()
+	}
+	wg.Wait()
+	var all []candidate
+	for _, h := range heaps {
+		all = append(all, h.heap...)
+	}
+	sort.Slice(all, func(i, j int) bool {
+		if all[i].score != all[j].score {
+			return all[i].score > all[j].score
+		}
+		return s.rows[all[i].row].id < s.rows[all[j].row].id
+	})
+	if len(all) > k {
+		all = all[:k]
+	}
+	return all
+}
+
+// scanRange scores rows [from, to). This is the hot loop: no allocation, one
+// dot product per row and a heap update only for rows that can enter it.
+func scanRange(vecs, q []float32, dim, from, to int, threshold float32, h *topK) {
+	floor := max(threshold, h.floor())
+	full := false
+	for r := from; r < to; r++ {
+		score := dot(q, vecs[r*dim:(r+1)*dim])
+		if score < floor || (full && score == floor) {
+			continue
+		}
+		h.push(score, int32(r))
+		if len(h.heap) == h.k {
+			full = true
+			floor = max(threshold, h.heap[0].score)
+		}
+	}
+}
+
+// defaultWorkers is how many goroutines one search may use.
+func defaultWorkers() int { return max(1, runtime.GOMAXPROCS(0)) }
+
+// normalize returns v scaled to unit length in a new slice (all zeros when v
+// is zero), so stored dot products are cosines.
+func normalize(v []float32) []float32 {
+	var sum float64
+	for _, x := range v {
+		sum += float64(x) * float64(x)
+	}
+	out := make([]float32, len(v))
+	if sum == 0 {
+		return out
+	}
+	inv := 1 / math.Sqrt(sum)
+	for i, x := range v {
+		out[i] = float32(float64(x) * inv)
+	}
+	return out
+}

@@ -1,0 +1,479 @@
+package local
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"sort"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/lorekb/lore/internal/vector"
+	"github.com/lorekb/lore/internal/vector/vectortest"
+)
+
+func openTest(t *testing.T, dir string) *Store {
+	t.Helper()
+	s, err := Open(dir, vectortest.Dim)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func TestConformance(t *testing.T) {
+	vectortest.Run(t, func(t *testing.T) vector.Store {
+		s := openTest(t, t.TempDir())
+		t.Cleanup(func() { s.Close() })
+		return s
+	})
+}
+
+func TestConformanceReopen(t *testing.T) {
+	vectortest.RunReopen(t, func(t *testing.T, dir string) vector.Store {
+		return openTest(t, dir)
+	})
+}
+
+// TestConformanceReopenCompacting runs the persistence suite with a log that
+// is compacted after every write, so recovery goes through snapshots too.
+func TestConformanceReopenCompacting(t *testing.T) {
+	vectortest.RunReopen(t, func(t *testing.T, dir string) vector.Store {
+		s := openTest(t, dir)
+		s.compactBytes = 1
+		return s
+	})
+}
+
+func vec(xs ...float32) []float32 {
+	v := make([]float32, vectortest.Dim)
+	copy(v, xs)
+	return v
+}
+
+func chunk(site, doc, version int64, index int, v []float32, text string) vector.Chunk {
+	return vector.Chunk{
+		ID: vector.ChunkID(doc, version, index), SiteID: site, DocumentID: doc, Version: version,
+		Index: index, Title: "T", Text: text, Vector: v,
+	}
+}
+
+func count(t *testing.T, s *Store) int {
+	t.Helper()
+	n, err := s.Count(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+func walPath(s *Store) string { return s.wal.path }
+
+func TestTornLastRecordIsDropped(t *testing.T) {
+	ctx := context.Background()
+	// Each case writes three records and a fourth, then cuts the log inside
+	// the fourth as a crash during its write would.
+	for _, cut := range []struct {
+		name string
+		keep func(good, full int64) int64
+	}{
+		{"inside header", func(good, full int64) int64 { return good + 3 }},
+		{"inside payload", func(good, full int64) int64 { return good + walHeaderSize + 5 }},
+		{"last byte missing", func(good, full int64) int64 { return full - 1 }},
+	} {
+		t.Run(cut.name, func(t *testing.T) {
+			dir := t.TempDir()
+			s := openTest(t, dir)
+			for i := 0; i < 3; i++ {
+				if err := s.Upsert(ctx, []vector.Chunk{chunk(1, int64(i), 1, 0, vec(1), fmt.Sprintf("doc %d", i))}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			path := walPath(s)
+			st, err := os.Stat(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			good := st.Size()
+			if err := s.Upsert(ctx, []vector.Chunk{chunk(1, 99, 1, 0, vec(0, 1), "the torn one")}); err != nil {
+				t.Fatal(err)
+			}
+			s.Close()
+			full, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(path, full[:cut.keep(good, int64(len(full)))], 0o644); err != nil {
+				t.Fatal(err)
+			}
+
+			s = openTest(t, dir)
+			if n := count(t, s); n != 3 {
+				t.Fatalf("%d chunks after recovery, want 3", n)
+			}
+			if n, _ := s.CountDocument(ctx, 99); n != 0 {
+				t.Fatal("torn record applied")
+			}
+			// The log was cut back to its intact prefix and takes new writes
+			// that survive the next reopen.
+			if st, _ := os.Stat(path); st.Size() != good {
+				t.Fatalf("log is %d bytes, want %d", st.Size(), good)
+			}
+			if err := s.Upsert(ctx, []vector.Chunk{chunk(1, 50, 1, 0, vec(1), "after recovery")}); err != nil {
+				t.Fatal(err)
+			}
+			s.Close()
+			s = openTest(t, dir)
+			defer s.Close()
+			if n := count(t, s); n != 4 {
+				t.Fatalf("%d chunks after writing past recovery, want 4", n)
+			}
+		})
+	}
+}
+
+func TestCorruptRecordChecksum(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	s := openTest(t, dir)
+	for i := 0; i < 2; i++ {
+		if err := s.Upsert(ctx, []vector.Chunk{chunk(1, int64(i), 1, 0, vec(1), "x")}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	path := walPath(s)
+	s.Close()
+	data, _ := os.ReadFile(path)
+	data[len(data)-1] ^= 0xff // flip a bit in the last record's payload
+	os.WriteFile(path, data, 0o644)
+	s = openTest(t, dir)
+	defer s.Close()
+	if n := count(t, s); n != 1 {
+		t.Fatalf("%d chunks, want 1 (last record fails its checksum)", n)
+	}
+}
+
+func TestCompactionAndCrashLeftovers(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	s := openTest(t, dir)
+	for i := 0; i < 20; i++ {
+		if err := s.Upsert(ctx, []vector.Chunk{chunk(1, int64(i), 1, 0, vec(float32(i), 1), fmt.Sprintf("doc %d", i))}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	oldLog := walPath(s)
+	if err := s.Compact(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(oldLog); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("old log still there: %v", err)
+	}
+	if st, _ := os.Stat(walPath(s)); st.Size() != 0 {
+		t.Fatalf("new log has %d bytes", st.Size())
+	}
+	if err := s.DeleteDocument(ctx, 3); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	// Leftovers of a compaction that crashed: a temporary snapshot and a log
+	// of an older generation. Both must be ignored and removed.
+	os.WriteFile(filepath.Join(dir, snapshotTmp), []byte("partial"), 0o644)
+	os.WriteFile(oldLog, []byte("stale log of an old generation"), 0o644)
+	s = openTest(t, dir)
+	defer s.Close()
+	if n := count(t, s); n != 19 {
+		t.Fatalf("%d chunks after compaction+reopen, want 19", n)
+	}
+	for _, name := range []string{snapshotTmp, filepath.Base(oldLog)} {
+		if _, err := os.Stat(filepath.Join(dir, name)); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("%s not cleaned up", name)
+		}
+	}
+}
+
+func TestAutomaticCompaction(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	s := openTest(t, dir)
+	s.compactBytes = 4096
+	gen := s.gen
+	for i := 0; i < 200; i++ {
+		if err := s.Upsert(ctx, []vector.Chunk{chunk(1, int64(i), 1, 0, vec(1, float32(i)), "some text to make the record bigger")}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if s.gen == gen {
+		t.Fatal("log never compacted")
+	}
+	if s.wal.size > max(s.compactBytes, s.snapLen) {
+		t.Fatalf("log of %d bytes not compacted", s.wal.size)
+	}
+	s.Close()
+	s = openTest(t, dir)
+	defer s.Close()
+	if n := count(t, s); n != 200 {
+		t.Fatalf("%d chunks, want 200", n)
+	}
+}
+
+func TestDimensionMismatchOnReopen(t *testing.T) {
+	dir := t.TempDir()
+	s := openTest(t, dir)
+	s.Close()
+	if _, err := Open(dir, vectortest.Dim*2); !errors.Is(err, vector.ErrDimension) {
+		t.Fatalf("got %v, want ErrDimension", err)
+	}
+}
+
+func TestCorruptSnapshotRefused(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	s := openTest(t, dir)
+	s.Upsert(ctx, []vector.Chunk{chunk(1, 1, 1, 0, vec(1), "x")})
+	s.Compact()
+	s.Close()
+	path := filepath.Join(dir, snapshotName)
+	data, _ := os.ReadFile(path)
+	data[len(data)/2] ^= 0x55
+	os.WriteFile(path, data, 0o644)
+	if s, err := Open(dir, vectortest.Dim); err == nil {
+		s.Close()
+		t.Fatal("opened a store with a corrupt snapshot")
+	}
+}
+
+func TestDirectoryLocked(t *testing.T) {
+	dir := t.TempDir()
+	s := openTest(t, dir)
+	if s2, err := Open(dir, vectortest.Dim); err == nil {
+		s2.Close()
+		t.Fatal("second Open of the same directory succeeded")
+	}
+	s.Close()
+	s2, err := Open(dir, vectortest.Dim)
+	if err != nil {
+		t.Fatalf("Open after Close: %v", err)
+	}
+	s2.Close()
+}
+
+func TestClosed(t *testing.T) {
+	ctx := context.Background()
+	s := openTest(t, t.TempDir())
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatalf("second Close: %v", err)
+	}
+	if err := s.Upsert(ctx, []vector.Chunk{chunk(1, 1, 1, 0, vec(1), "x")}); !errors.Is(err, vector.ErrClosed) {
+		t.Errorf("Upsert after Close: %v", err)
+	}
+	if _, err := s.Search(ctx, 1, vec(1), 1, 0); !errors.Is(err, vector.ErrClosed) {
+		t.Errorf("Search after Close: %v", err)
+	}
+	if _, err := s.Count(ctx); !errors.Is(err, vector.ErrClosed) {
+		t.Errorf("Count after Close: %v", err)
+	}
+}
+
+func TestRejectsNonFinite(t *testing.T) {
+	s := openTest(t, t.TempDir())
+	defer s.Close()
+	if err := s.Upsert(context.Background(), []vector.Chunk{chunk(1, 1, 1, 0, vec(float32(math.NaN())), "x")}); err == nil {
+		t.Fatal("NaN accepted")
+	}
+	if n := count(t, s); n != 0 {
+		t.Fatalf("%d chunks stored", n)
+	}
+}
+
+func TestDotKernelsAgree(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	for _, n := range []int{1, 3, 8, 16, 24, 32, 40, 256, 260, 1536} {
+		a, b := make([]float32, n), make([]float32, n)
+		var want float64
+		for i := range a {
+			a[i], b[i] = r.Float32()*2-1, r.Float32()*2-1
+			want += float64(a[i]) * float64(b[i])
+		}
+		for name, got := range map[string]float32{"dot": dot(a, b), "generic": dotGeneric(a, b)} {
+			if math.Abs(float64(got)-want) > 1e-4*math.Sqrt(float64(n)) {
+				t.Errorf("%s n=%d: %v, want %v", name, n, got, want)
+			}
+		}
+	}
+}
+
+// TestParallelScanMatchesSerial checks the multi-goroutine scan against one
+// worker on a site big enough to be split.
+func TestParallelScanMatchesSerial(t *testing.T) {
+	const dim, n = 16, 3*rowsPerWorker + 17
+	r := rand.New(rand.NewPCG(3, 4))
+	st := &site{}
+	for i := 0; i < n; i++ {
+		v := make([]float32, dim)
+		for j := range v {
+			v[j] = r.Float32()*2 - 1
+		}
+		st.add(&record{id: fmt.Sprintf("c%06d", i)}, normalize(v))
+	}
+	q := make([]float32, dim)
+	for j := range q {
+		q[j] = r.Float32()*2 - 1
+	}
+	q = normalize(q)
+	for _, k := range []int{1, 10, 100} {
+		par := st.scan(q, dim, k, -1, 4)
+		ser := st.scan(q, dim, k, -1, 1)
+		if len(par) != k || len(ser) != k {
+			t.Fatalf("k=%d: %d and %d results", k, len(par), len(ser))
+		}
+		// Brute-force reference.
+		all := make([]float32, n)
+		for i := 0; i < n; i++ {
+			all[i] = dotGeneric(q, st.vecs[i*dim:(i+1)*dim])
+		}
+		sort.Slice(all, func(i, j int) bool { return all[i] > all[j] })
+		for i := range par {
+			if par[i] != ser[i] {
+				t.Fatalf("k=%d: parallel %v differs from serial %v at %d", k, par[i], ser[i], i)
+			}
+			if math.Abs(float64(par[i].score-all[i])) > 1e-5 {
+				t.Fatalf("k=%d: result %d score %v, reference %v", k, i, par[i].score, all[i])
+			}
+		}
+	}
+}
+
+func TestKeywordIndexCleanup(t *testing.T) {
+	ctx := context.Background()
+	s := openTest(t, t.TempDir())
+	defer s.Close()
+	// Churn: many versions of the same document, each replacing the last.
+	for v := int64(1); v <= 60; v++ {
+		var chunks []vector.Chunk
+		for i := 0; i < 20; i++ {
+			chunks = append(chunks, chunk(1, 1, v, i, vec(1, float32(i)), fmt.Sprintf("common words version%d part%d", v, i)))
+		}
+		if err := s.Upsert(ctx, chunks); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.DeleteStaleVersions(ctx, 1, v); err != nil {
+			t.Fatal(err)
+		}
+	}
+	kw := &s.sites[1].kw
+	if kw.dead > kw.postings/2+1024 {
+		t.Fatalf("dead postings not cleaned: %d of %d", kw.dead, kw.postings)
+	}
+	hits, err := s.KeywordSearch(ctx, 1, "common", 100)
+	if err != nil || len(hits) != 20 {
+		t.Fatalf("%d hits, %v", len(hits), err)
+	}
+	for _, h := range hits {
+		if h.Version != 60 {
+			t.Fatalf("stale version %d returned", h.Version)
+		}
+	}
+	if hits, _ := s.KeywordSearch(ctx, 1, "version59", 10); len(hits) != 0 {
+		t.Fatalf("deleted version found: %v", hits)
+	}
+	// Live postings are exact: "common" is in 20 chunks.
+	if df := kw.terms["common"].df; df != 20 {
+		t.Fatalf("df(common) = %d", df)
+	}
+}
+
+func TestTokenize(t *testing.T) {
+	var got []string
+	tokenize("Hello, WORLD! Ünïcode v1.2 中文字 x", func(w string) { got = append(got, w) })
+	want := []string{"hello", "world", "ünïcode", "v1", "2", "中", "文", "中文", "字", "文字", "x"}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("got %q, want %q", got, want)
+	}
+}
+
+// bench100k is built once for all runs of BenchmarkSearch100k.
+var bench100k struct {
+	once    sync.Once
+	store   *Store
+	queries [][]float32
+	err     error
+}
+
+func BenchmarkSearch100k(b *testing.B) {
+	const n, dim, batch = 100_000, 256, 2000
+	bench100k.once.Do(func() {
+		dir, err := os.MkdirTemp("", "lore-vector-bench-")
+		if err != nil {
+			bench100k.err = err
+			return
+		}
+		// The store serves from memory; its files are only needed to
+		// measure the write path, so they are removed once it is built.
+		defer os.RemoveAll(dir)
+		s, err := Open(dir, dim)
+		if err != nil {
+			bench100k.err = err
+			return
+		}
+		r := rand.New(rand.NewPCG(42, 42))
+		randVec := func() []float32 {
+			v := make([]float32, dim)
+			for i := range v {
+				v[i] = float32(r.NormFloat64())
+			}
+			return v
+		}
+		ctx := context.Background()
+		for start := 0; start < n; start += batch {
+			chunks := make([]vector.Chunk, 0, batch)
+			for i := start; i < start+batch; i++ {
+				doc := int64(i / 10)
+				chunks = append(chunks, vector.Chunk{
+					ID: vector.ChunkID(doc, 1, i%10), SiteID: 1, DocumentID: doc, Version: 1, Index: i % 10,
+					Title: fmt.Sprintf("Document %d", doc), Text: fmt.Sprintf("chunk %d of document %d", i%10, doc),
+					Vector: randVec(),
+				})
+			}
+			if err := s.Upsert(ctx, chunks); err != nil {
+				bench100k.err = err
+				return
+			}
+		}
+		for i := 0; i < 64; i++ {
+			bench100k.queries = append(bench100k.queries, randVec())
+		}
+		bench100k.store = s
+	})
+	if bench100k.err != nil {
+		b.Fatal(bench100k.err)
+	}
+	s := bench100k.store
+	ctx := context.Background()
+	durations := make([]time.Duration, 0, b.N)
+	b.ResetTimer()
+	i := 0
+	for b.Loop() {
+		start := time.Now()
+		hits, err := s.Search(ctx, 1, bench100k.queries[i%len(bench100k.queries)], 10, -1)
+		durations = append(durations, time.Since(start))
+		if err != nil || len(hits) != 10 {
+			b.Fatalf("%d hits, %v", len(hits), err)
+		}
+		i++
+	}
+	sort.Slice(durations, func(i, j int) bool { return durations[i] < durations[j] })
+	pct := func(p float64) float64 {
+		return float64(durations[int(p*float64(len(durations)-1))].Microseconds()) / 1000
+	}
+	b.ReportMetric(pct(0.50), "p50-ms")
+	b.ReportMetric(pct(0.99), "p99-ms")
+}

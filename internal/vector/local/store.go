@@ -1,0 +1,463 @@
+// Package local is an embedded vector.Store kept in a directory, for a
+// single Lore worker that needs no vector database server.
+//
+// All chunks live in memory, partitioned by site: a search scans only its
+// site's contiguous array of normalised vectors (brute-force cosine, split
+// over the CPU cores, with a bounded top-k heap), which is exact and fast
+// enough for hundreds of thousands of chunks per site. A BM25 inverted index
+// per site serves keyword search and is updated with every write.
+//
+// Durability: every write is appended to a checksummed log and fsynced
+// before it is applied, and the log is periodically compacted into a
+// snapshot. Opening the store replays the log and drops a torn last record,
+// so a crash loses at most the write that was in flight (which had not been
+// acknowledged).
+//
+// One process owns the directory: Open takes an exclusive lock on it (on
+// Unix), so run exactly one worker per store directory. Within the process
+// the store is safe for concurrent use; searches run in parallel with each
+// other and are blocked only while a write is applied in memory.
+package local
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"sync"
+
+	"github.com/lorekb/lore/internal/vector"
+)
+
+// DefaultCompactBytes is the log size from which a write triggers compaction
+// (the log must also have outgrown the last snapshot, so compaction work
+// stays proportional to the writes).
+const DefaultCompactBytes = 64 << 20
+
+// Store is the embedded store. Create it with Open.
+type Store struct {
+	dir string
+	dim int
+
+	// writeMu serialises writers, so the log order is the apply order, and
+	// lets compaction read the state without blocking searches.
+	writeMu sync.Mutex
+	wal     *wal
+	gen     uint64
+	snapLen int64 // size of the last snapshot
+	// compactBytes is the minimum log size that triggers compaction.
+	compactBytes int64
+	lock         *os.File
+
+	// mu guards the in-memory state below.
+	mu      sync.RWMutex
+	closed  bool
+	sites   map[int64]*site
+	byID    map[string]*record
+	byDoc   map[int64]map[string]*record
+	workers int
+}
+
+var _ vector.Store = (*Store)(nil)
+
+// Open opens the store in dir, creating the directory and an empty store if
+// needed, for vectors of dim dimensions. Opening an existing store with a
+// different dimension fails with vector.ErrDimension.
+func Open(dir string, dim int) (*Store, error) {
+	if dim <= 0 {
+		return nil, fmt.Errorf("local vector store: dimension must be positive, got %d", dim)
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("local vector store: %w", err)
+	}
+	lock, err := lockDir(filepath.Join(dir, lockName))
+	if err != nil {
+		return nil, fmt.Errorf("local vector store: %s is in use by another process: %w", dir, err)
+	}
+	s := &Store{
+		dir:          dir,
+		dim:          dim,
+		compactBytes: DefaultCompactBytes,
+		lock:         lock,
+		sites:        make(map[int64]*site),
+		byID:         make(map[string]*record),
+		byDoc:        make(map[int64]map[string]*record),
+		workers:      defaultWorkers(),
+	}
+	if err := s.load(); err != nil {
+		unlockDir(lock)
+		return nil, fmt.Errorf("local vector store: open %s: %w", dir, err)
+	}
+	return s, nil
+}
+
+// load restores the state from the snapshot and the log, then starts the log
+// for new writes.
+func (s *Store) load() error {
+	gen, snapLen, ok, err := s.readSnapshot()
+	if err != nil {
+		return err
+	}
+	s.gen, s.snapLen = gen, snapLen
+	name := walName(gen)
+	path := filepath.Join(s.dir, name)
+	good, err := replayWAL(path, s.applyPayload)
+	if err != nil {
+		return err
+	}
+	if err := removeStale(s.dir, name); err != nil {
+		return err
+	}
+	if s.wal, err = openWAL(path, good); err != nil {
+		return err
+	}
+	if !ok || s.wal.size > max(s.compactBytes, s.snapLen) {
+		// A new store records its dimension in a first snapshot; a long log
+		// is folded into one so the next open is fast.
+		return s.compactLocked()
+	}
+	return nil
+}
+
+// Close flushes nothing (every write is already durable), closes the log and
+// releases the directory. It is safe to call more than once.
+func (s *Store) Close() error {
+	s.writeMu.Lock()
+	defer s.writeMu.Unlock()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return nil
+	}
+	s.closed = true
+	err := s.wal.f.Close()
+	if uerr := unlockDir(s.lock); err == nil {
+		err = uerr
+	}
+	return err
+}
+
+// Compact writes a snapshot of the current state and starts a new, empty
+// log. It runs automatically when the log outgrows the snapshot; call it to
+// make the next Open fast, e.g. before a planned shutdown.
+func (s *Store) Compact() error {
+	s.writeMu.Lock()
+	defer s.writeMu.Unlock()
+	if s.isClosed() {
+		return vector.ErrClosed
+	}
+	return s.compactLocked()
+}
+
+// compactLocked compacts; the caller holds writeMu.
+func (s *Store) compactLocked() error {
+	next := s.gen + 1
+	s.mu.RLock()
+	size, err := s.writeSnapshot(next)
+	s.mu.RUnlock()
+	if err != nil {
+		return fmt.Errorf("local vector store: write snapshot: %w", err)
+	}
+	// The snapshot of generation next is in place: from here on only the
+	// log of generation next counts, so the old one must not take writes.
+	old := s.wal
+	w, err := openWAL(filepath.Join(s.dir, walName(next)), 0)
+	if err == nil {
+		err = syncDir(s.dir)
+	}
+	if err != nil {
+		old.broken = fmt.Errorf("local vector store: cannot start log after compaction, reopen the store: %w", err)
+		return old.broken
+	}
+	s.wal, s.gen, s.snapLen = w, next, size
+	old.f.Close()
+	if err := os.Remove(old.path); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("local vector store: remove old log: %w", err)
+	}
+	return nil
+}
+
+// maybeCompact compacts when the log has grown past its threshold. The write
+// that triggered it has succeeded, so a failure here is not reported to that
+// writer; compaction is retried on the next write.
+func (s *Store) maybeCompact() {
+	if s.wal.size > max(s.compactBytes, s.snapLen) {
+		_ = s.compactLocked()
+	}
+}
+
+func (s *Store) isClosed() bool {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.closed
+}
+
+// write logs rec durably, then applies it in memory.
+func (s *Store) write(ctx context.Context, rec *encoder, apply func()) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	s.writeMu.Lock()
+	defer s.writeMu.Unlock()
+	if s.isClosed() {
+		return vector.ErrClosed
+	}
+	if err := s.wal.append(rec); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	apply()
+	s.mu.Unlock()
+	s.maybeCompact()
+	return nil
+}
+
+// Upsert stores chunks, replacing chunks with the same ID. The batch is
+// validated whole first: an empty ID, a vector of the wrong dimension
+// (vector.ErrDimension) or a non-finite value rejects all of it.
+func (s *Store) Upsert(ctx context.Context, chunks []vector.Chunk) error {
+	if len(chunks) == 0 {
+		return ctx.Err()
+	}
+	norm := make([]vector.Chunk, len(chunks))
+	rec := newRecord(opUpsert)
+	rec.uvarint(uint64(len(chunks)))
+	for i, c := range chunks {
+		if c.ID == "" {
+			return fmt.Errorf("local vector store: chunk %d has no ID", i)
+		}
+		if len(c.Vector) != s.dim {
+			return fmt.Errorf("%w: chunk %s has %d dimensions, store has %d", vector.ErrDimension, c.ID, len(c.Vector), s.dim)
+		}
+		for _, x := range c.Vector {
+			if math.IsNaN(float64(x)) || math.IsInf(float64(x), 0) {
+				return fmt.Errorf("local vector store: chunk %s has a non-finite vector value", c.ID)
+			}
+		}
+		c.Vector = normalize(c.Vector)
+		norm[i] = c
+		rec.chunk(&norm[i])
+	}
+	return s.write(ctx, rec, func() { s.applyUpsert(norm) })
+}
+
+// DeleteDocument removes all chunks of the document.
+func (s *Store) DeleteDocument(ctx context.Context, documentID int64) error {
+	rec := newRecord(opDeleteDoc)
+	rec.varint(documentID)
+	return s.write(ctx, rec, func() { s.applyDeleteDoc(documentID) })
+}
+
+// DeleteStaleVersions removes the document's chunks of versions other than
+// keepVersion.
+func (s *Store) DeleteStaleVersions(ctx context.Context, documentID, keepVersion int64) error {
+	rec := newRecord(opDeleteStale)
+	rec.varint(documentID)
+	rec.varint(keepVersion)
+	return s.write(ctx, rec, func() { s.applyDeleteStale(documentID, keepVersion) })
+}
+
+// DeleteSite removes all chunks of the site.
+func (s *Store) DeleteSite(ctx context.Context, siteID int64) error {
+	rec := newRecord(opDeleteSite)
+	rec.varint(siteID)
+	return s.write(ctx, rec, func() { s.applyDeleteSite(siteID) })
+}
+
+// Search returns the k chunks of the site most similar to vec (cosine),
+// best first, with scores of at least threshold.
+func (s *Store) Search(ctx context.Context, siteID int64, vec []float32, k int, threshold float32) ([]vector.Hit, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if len(vec) != s.dim {
+		return nil, fmt.Errorf("%w: query has %d dimensions, store has %d", vector.ErrDimension, len(vec), s.dim)
+	}
+	if k <= 0 {
+		return nil, nil
+	}
+	q := normalize(vec)
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if s.closed {
+		return nil, vector.ErrClosed
+	}
+	st := s.sites[siteID]
+	if st == nil {
+		return nil, nil
+	}
+	cands := st.scan(q, s.dim, k, threshold, s.workers)
+	hits := make([]vector.Hit, len(cands))
+	for i, c := range cands {
+		hits[i] = st.rows[c.row].hit(c.score)
+	}
+	return hits, nil
+}
+
+// KeywordSearch returns the k chunks of the site with the best BM25 score
+// for query over title, heading and text, best first. Chunks matching no
+// query term are not returned.
+func (s *Store) KeywordSearch(ctx context.Context, siteID int64, query string, k int) ([]vector.Hit, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if s.closed {
+		return nil, vector.ErrClosed
+	}
+	st := s.sites[siteID]
+	if st == nil || k <= 0 {
+		return nil, nil
+	}
+	res := st.kw.search(query, k)
+	hits := make([]vector.Hit, len(res))
+	for i, r := range res {
+		hits[i] = r.r.hit(r.score)
+	}
+	return hits, nil
+}
+
+// CountDocument returns the number of chunks stored for the document.
+func (s *Store) CountDocument(ctx context.Context, documentID int64) (int, error) {
+	if err := ctx.Err(); err != nil {
+		return 0, err
+	}
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if s.closed {
+		return 0, vector.ErrClosed
+	}
+	return len(s.byDoc[documentID]), nil
+}
+
+// Count returns the number of chunks stored.
+func (s *Store) Count(ctx context.Context) (int, error) {
+	if err := ctx.Err(); err != nil {
+		return 0, err
+	}
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if s.closed {
+		return 0, vector.ErrClosed
+	}
+	return len(s.byID), nil
+}
+
+// applyPayload applies one logged operation (during recovery).
+func (s *Store) applyPayload(payload []byte) error {
+	d := &decoder{buf: payload}
+	switch op := d.byte1(); op {
+	case opUpsert:
+		n := d.uvarint()
+		if n > uint64(len(payload)) {
+			return errCorrupt
+		}
+		chunks := make([]vector.Chunk, 0, n)
+		for i := uint64(0); i < n && d.err == nil; i++ {
+			chunks = append(chunks, d.chunk(s.dim))
+		}
+		if d.err != nil {
+			return d.err
+		}
+		s.applyUpsert(chunks)
+	case opDeleteDoc:
+		doc := d.varint()
+		if d.err != nil {
+			return d.err
+		}
+		s.applyDeleteDoc(doc)
+	case opDeleteStale:
+		doc, keep := d.varint(), d.varint()
+		if d.err != nil {
+			return d.err
+		}
+		s.applyDeleteStale(doc, keep)
+	case opDeleteSite:
+		site := d.varint()
+		if d.err != nil {
+			return d.err
+		}
+		s.applyDeleteSite(site)
+	default:
+		return fmt.Errorf("%w: unknown operation %d", errCorrupt, op)
+	}
+	return nil
+}
+
+// applyUpsert inserts chunks with normalised vectors, replacing by ID.
+func (s *Store) applyUpsert(chunks []vector.Chunk) {
+	for i := range chunks {
+		c := &chunks[i]
+		if old := s.byID[c.ID]; old != nil {
+			s.removeRecord(old)
+		}
+		r := &record{
+			id: c.ID, site: c.SiteID, doc: c.DocumentID, version: c.Version, index: c.Index,
+			title: c.Title, heading: c.Heading, text: c.Text,
+		}
+		st := s.sites[c.SiteID]
+		if st == nil {
+			st = &site{}
+			s.sites[c.SiteID] = st
+		}
+		st.add(r, c.Vector)
+		s.byID[r.id] = r
+		docs := s.byDoc[r.doc]
+		if docs == nil {
+			docs = make(map[string]*record)
+			s.byDoc[r.doc] = docs
+		}
+		docs[r.id] = r
+	}
+}
+
+// removeRecord drops one chunk from every index.
+func (s *Store) removeRecord(r *record) {
+	st := s.sites[r.site]
+	st.remove(r, s.dim)
+	if len(st.rows) == 0 {
+		delete(s.sites, r.site)
+	}
+	delete(s.byID, r.id)
+	if docs := s.byDoc[r.doc]; docs != nil {
+		delete(docs, r.id)
+		if len(docs) == 0 {
+			delete(s.byDoc, r.doc)
+		}
+	}
+}
+
+func (s *Store) applyDeleteDoc(doc int64) {
+	for _, r := range s.byDoc[doc] {
+		s.removeRecord(r)
+	}
+}
+
+func (s *Store) applyDeleteStale(doc, keep int64) {
+	for _, r := range s.byDoc[doc] {
+		if r.version != keep {
+			s.removeRecord(r)
+		}
+	}
+}
+
+func (s *Store) applyDeleteSite(siteID int64) {
+	st := s.sites[siteID]
+	if st == nil {
+		return
+	}
+	// The whole partition goes at once: no per-chunk index maintenance.
+	delete(s.sites, siteID)
+	for _, r := range st.rows {
+		delete(s.byID, r.id)
+		if docs := s.byDoc[r.doc]; docs != nil {
+			delete(docs, r.id)
+			if len(docs) == 0 {
+				delete(s.byDoc, r.doc)
+			}
+		}
+	}
+}
