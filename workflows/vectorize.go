@@ -67,14 +67,14 @@ func RemoveDocumentVectors(ctx workflow.Context, in RemoveVectorsInput) error {
 		activities.DocRef{DocumentID: in.DocumentID, TenantID: in.TenantID}).Get(ctx, nil)
 }
 
-// rootMessage is the innermost message of a Temporal error chain (without the
-// SDK's type annotations), which is what an admin wants to read as vector_error.
+// rootMessage is the message of the first application error in a Temporal
+// error chain (without the SDK's type annotations), which is what an admin wants to read as vector_error.
 func rootMessage(err error) string {
 	msg := err.Error()
 	for e := err; e != nil; e = errors.Unwrap(e) {
 		var appErr *temporal.ApplicationError
 		if errors.As(e, &appErr) && appErr.Message() != "" {
-			msg = appErr.Message()
+			return appErr.Message() // the outermost application error says what failed
 		}
 	}
 	return msg

@@ -1,0 +1,214 @@
+package workflows
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/lorekb/lore/activities"
+	"github.com/lorekb/lore/internal/llm"
+	"github.com/stretchr/testify/mock"
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/testsuite"
+)
+
+func chatInput() ChatRunInput {
+	return ChatRunInput{ThreadID: "auto-test", Turn: 1, TenantID: 1, SiteID: 1, MaxIterations: 5, MaxEmpty: 2,
+		SummaryTrigger: 10, SummaryKeep: 6, TimeoutMs: 60000}
+}
+
+func toolCall(id string) llm.Message {
+	return llm.Message{Role: "assistant", ToolCalls: []llm.ToolCall{{ID: id, Name: llm.SearchToolName, Arguments: `{"query":"q"}`}}}
+}
+
+// chatEnv mocks the chat activities; model answers with the scripted messages
+// (the last one repeats) and records every input it got.
+type chatEnv struct {
+	env      *testsuite.TestWorkflowEnvironment
+	inputs   []activities.ModelTurnInput
+	searches []activities.SearchInput
+	persist  *activities.PersistInput
+	summary  int
+}
+
+func newChatEnv(t *testing.T, script []llm.Message, search func(in activities.SearchInput) activities.SearchResult) *chatEnv {
+	var s testsuite.WorkflowTestSuite
+	ce := &chatEnv{env: s.NewTestWorkflowEnvironment()}
+	var a *activities.Chat
+	ce.env.RegisterActivity(a)
+	ce.env.OnActivity(a.ModelTurn, mock.Anything, mock.Anything).Return(
+		func(ctx context.Context, in activities.ModelTurnInput) (activities.ModelTurnResult, error) {
+			ce.inputs = append(ce.inputs, in)
+			m := script[min(len(ce.inputs)-1, len(script)-1)]
+			return activities.ModelTurnResult{Message: m, Usage: llm.Usage{InputTokens: 10, OutputTokens: 5}}, nil
+		})
+	ce.env.OnActivity(a.Search, mock.Anything, mock.Anything).Return(
+		func(ctx context.Context, in activities.SearchInput) (activities.SearchResult, error) {
+			ce.searches = append(ce.searches, in)
+			return search(in), nil
+		})
+	ce.env.OnActivity(a.Persist, mock.Anything, mock.Anything).Return(
+		func(ctx context.Context, in activities.PersistInput) error { ce.persist = &in; return nil })
+	ce.env.OnActivity(a.Summarize, mock.Anything, mock.Anything).Return(
+		func(ctx context.Context, in activities.SummarizeInput) (bool, error) { ce.summary++; return true, nil })
+	return ce
+}
+
+func (ce *chatEnv) run(t *testing.T, in ChatRunInput) []string {
+	t.Helper()
+	ce.env.ExecuteWorkflow(ChatRun, in)
+	if err := ce.env.GetWorkflowError(); err != nil {
+		t.Fatal(err)
+	}
+	v, err := ce.env.QueryWorkflow(QueryEvents, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var p EventsPage
+	if err := v.Get(&p); err != nil {
+		t.Fatal(err)
+	}
+	if !p.Done {
+		t.Fatal("log not done")
+	}
+	var types []string
+	for i, e := range p.Events {
+		if e.Seq != i+1 {
+			t.Fatalf("event %d has seq %d", i, e.Seq)
+		}
+		var x struct {
+			Type string `json:"type"`
+		}
+		_ = json.Unmarshal(e.Data, &x)
+		types = append(types, x.Type)
+	}
+	return types
+}
+
+func found(in activities.SearchInput) activities.SearchResult {
+	return activities.SearchResult{ToolCallID: in.ToolCallID, ChunkCount: 2, Hash: "h-" + in.ToolCallID,
+		Sources: []activities.SourceRef{{DocumentID: 10, Title: "Doc", SiteID: 1, Score: 0.9}}}
+}
+
+func TestChatRule3EndsWithoutTools(t *testing.T) {
+	ce := newChatEnv(t, []llm.Message{{Role: "assistant", Content: "Hello"}}, found)
+	types := ce.run(t, chatInput())
+	if len(ce.inputs) != 1 || len(ce.searches) != 0 {
+		t.Fatalf("model calls %d, searches %d", len(ce.inputs), len(ce.searches))
+	}
+	if strings.Join(types, ",") != "response.created,response.completed" {
+		t.Fatalf("events %v", types)
+	}
+	if ce.persist == nil || ce.persist.Final != "Hello" || ce.summary != 1 {
+		t.Fatalf("persist %+v summary %d", ce.persist, ce.summary)
+	}
+}
+
+func TestChatRule1ToolsThenAnswerWithContinuingSourceNumbers(t *testing.T) {
+	ce := newChatEnv(t, []llm.Message{toolCall("c1"), {Role: "assistant", Content: "Answer [4]"}}, found)
+	in := chatInput()
+	in.SourceOffset = 3 // an earlier turn cited [1]..[3]
+	types := ce.run(t, in)
+	if len(ce.searches) != 1 || len(ce.inputs) != 2 || !ce.inputs[1].OfferTools {
+		t.Fatalf("searches %d model calls %d", len(ce.searches), len(ce.inputs))
+	}
+	last := ce.inputs[1].Turn[len(ce.inputs[1].Turn)-1]
+	if !last.ToolRef || last.ToolCallID != "c1" || last.SourceStart != 4 || last.Notice != "" {
+		t.Fatalf("tool message %+v", last)
+	}
+	want := "response.created,response.tool_call.completed,response.knowledge_sources,response.completed"
+	if strings.Join(types, ",") != want {
+		t.Fatalf("events %v", types)
+	}
+	if ce.persist.SourceOffset != 4 || ce.persist.Sources[0].SourceIndex != 4 {
+		t.Fatalf("offset %d sources %+v", ce.persist.SourceOffset, ce.persist.Sources)
+	}
+}
+
+func TestChatIterationGuardForcesStopEvenAboveTheLimit(t *testing.T) {
+	// The model always asks for tools, even after the force-stop.
+	n := 0
+	ce := newChatEnv(t, []llm.Message{toolCall("c")}, func(in activities.SearchInput) activities.SearchResult {
+		n++
+		r := found(in)
+		r.Hash = string(rune('a' + n))
+		return r
+	})
+	in := chatInput()
+	in.MaxIterations = 2
+	ce.run(t, in)
+	// iterations 1,2 offer tools; the guard fires at 2; iteration 3 still goes
+	// to the tools stage (rule 1 above the limit); iteration 4 is cut off.
+	if len(ce.inputs) != 4 || len(ce.searches) != 3 {
+		t.Fatalf("model calls %d searches %d", len(ce.inputs), len(ce.searches))
+	}
+	if !ce.inputs[1].OfferTools || ce.inputs[2].OfferTools || ce.inputs[3].OfferTools {
+		t.Fatal("tools must be withdrawn after the force-stop")
+	}
+	if notice := ce.inputs[2].Turn[len(ce.inputs[2].Turn)-1].Notice; notice != activities.ForceStopNotice {
+		t.Fatalf("force-stop not injected as a tool message: %q", notice)
+	}
+}
+
+func TestChatConsecutiveEmptyGuard(t *testing.T) {
+	n := 0
+	ce := newChatEnv(t, []llm.Message{toolCall("c1"), toolCall("c2"), {Role: "assistant", Content: "Not found"}},
+		func(in activities.SearchInput) activities.SearchResult {
+			n++
+			return activities.SearchResult{ToolCallID: in.ToolCallID, Hash: "empty-" + string(rune('0'+n))}
+		})
+	in := chatInput()
+	in.MaxIterations = 10
+	ce.run(t, in)
+	if len(ce.inputs) != 3 || !ce.inputs[1].OfferTools || ce.inputs[2].OfferTools {
+		t.Fatalf("calls %d; offer %v", len(ce.inputs), []bool{ce.inputs[0].OfferTools, ce.inputs[1].OfferTools})
+	}
+}
+
+func TestChatIdenticalOutputGuard(t *testing.T) {
+	ce := newChatEnv(t, []llm.Message{toolCall("c1"), toolCall("c2"), {Role: "assistant", Content: "Done"}},
+		func(in activities.SearchInput) activities.SearchResult {
+			r := found(in)
+			r.Hash = "same"
+			return r
+		})
+	in := chatInput()
+	in.MaxIterations, in.MaxEmpty = 10, 5
+	ce.run(t, in)
+	// The second identical result sets the empty counter to its maximum.
+	if len(ce.inputs) != 3 || ce.inputs[2].OfferTools {
+		t.Fatalf("calls %d", len(ce.inputs))
+	}
+}
+
+func TestChatModelErrorEndsWithNoticeAndCompleted(t *testing.T) {
+	var s testsuite.WorkflowTestSuite
+	env := s.NewTestWorkflowEnvironment()
+	var a *activities.Chat
+	env.RegisterActivity(a)
+	env.OnActivity(a.ModelTurn, mock.Anything, mock.Anything).Return(activities.ModelTurnResult{},
+		temporal.NewNonRetryableApplicationError("connection refused", "X", errors.New("down")))
+	var persisted activities.PersistInput
+	env.OnActivity(a.Persist, mock.Anything, mock.Anything).Return(func(ctx context.Context, in activities.PersistInput) error {
+		persisted = in
+		return nil
+	})
+	env.OnActivity(a.Summarize, mock.Anything, mock.Anything).Return(false, nil)
+	env.ExecuteWorkflow(ChatRun, chatInput())
+	if err := env.GetWorkflowError(); err != nil {
+		t.Fatal(err)
+	}
+	v, _ := env.QueryWorkflow(QueryEvents, 0)
+	var p EventsPage
+	_ = v.Get(&p)
+	last := string(p.Events[len(p.Events)-1].Data)
+	notice := string(p.Events[len(p.Events)-2].Data)
+	if !strings.Contains(last, "response.completed") || !strings.Contains(notice, "System Error: connection refused") {
+		t.Fatalf("events: %s / %s", notice, last)
+	}
+	if !strings.Contains(persisted.Final, "System Error") {
+		t.Fatalf("persisted %+v", persisted)
+	}
+}
