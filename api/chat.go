@@ -352,40 +352,62 @@ func (s *Server) attach(c *fiber.Ctx, threadID, memberID, lastEventID string) er
 
 // streamRun writes the run's events after `after` as SSE, each with its id,
 // then [DONE]. The first event (response.created) is written at once from
-// what the API already knows. A client that goes away cancels the run, so
-// the pending model call stops.
+// what the API already knows.
 func (s *Server) streamRun(c *fiber.Ctx, threadID, wfID string, after int) {
+	first := after == 0
+	s.pumpSSE(c, wfID, after, func(w *bufio.Writer, ev *workflows.ChatEvent, done bool) {
+		if first {
+			first = false
+			created, _ := json.Marshal(map[string]any{"type": "response.created",
+				"response": map[string]any{"id": threadID, "object": "response", "status": "in_progress"}})
+			fmt.Fprintf(w, "id: 1\ndata: %s\n\n", created)
+		}
+		switch {
+		case ev != nil && ev.Seq > 1 || ev != nil && after > 0:
+			fmt.Fprintf(w, "id: %d\ndata: %s\n\n", ev.Seq, ev.Data)
+		case done:
+			fmt.Fprint(w, "data: [DONE]\n\n")
+		}
+	}, func(w *bufio.Writer, err error) {
+		b, _ := json.Marshal(map[string]any{"type": "response.error", "error": "the chat run could not be read: " + err.Error()})
+		fmt.Fprintf(w, "data: %s\n\ndata: [DONE]\n\n", b)
+	})
+}
+
+// pumpSSE streams a run's log through write: once with a nil event before
+// anything is read (so a first line can go out at once), once per event, and
+// once with done=true at the end. A client that goes away cancels the run,
+// so the pending model call stops.
+func (s *Server) pumpSSE(c *fiber.Ctx, wfID string, after int, write func(w *bufio.Writer, ev *workflows.ChatEvent, done bool),
+	fail func(w *bufio.Writer, err error)) {
 	setSSEHeaders(c)
 	c.Status(http.StatusOK)
 	timeout := s.d.Cfg.ChatStreamTimeout() + time.Minute
 	c.Context().SetBodyStreamWriter(func(w *bufio.Writer) {
 		ctx, cancel := context.WithTimeout(context.Background(), timeout)
 		defer cancel()
+		write(w, nil, false)
+		if w.Flush() != nil {
+			s.cancelRun(wfID)
+			return
+		}
 		next := after
 		if after == 0 {
-			created, _ := json.Marshal(map[string]any{"type": "response.created",
-				"response": map[string]any{"id": threadID, "object": "response", "status": "in_progress"}})
-			fmt.Fprintf(w, "id: 1\ndata: %s\n\n", created)
-			if w.Flush() != nil {
-				s.cancelRun(wfID)
-				return
-			}
-			next = 1
+			next = 1 // response.created is known without reading it
 		}
 		for {
 			page, err := s.readEvents(ctx, wfID, next)
 			if err != nil {
-				b, _ := json.Marshal(map[string]any{"type": "response.error", "error": "the chat run could not be read: " + err.Error()})
-				fmt.Fprintf(w, "data: %s\n\ndata: [DONE]\n\n", b)
+				fail(w, err)
 				_ = w.Flush()
 				return
 			}
-			for _, ev := range page.Events {
-				fmt.Fprintf(w, "id: %d\ndata: %s\n\n", ev.Seq, ev.Data)
-				next = ev.Seq
+			for i := range page.Events {
+				write(w, &page.Events[i], false)
+				next = page.Events[i].Seq
 			}
 			if page.Done {
-				fmt.Fprint(w, "data: [DONE]\n\n")
+				write(w, nil, true)
 			}
 			if w.Flush() != nil {
 				if !page.Done {

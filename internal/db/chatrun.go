@@ -169,6 +169,14 @@ type TurnRow struct {
 func (d *DB) PersistTurn(ctx context.Context, threadID string, turn int, rows []TurnRow, sourceOffset int) error {
 	return d.Tx(ctx, func(ctx context.Context, tx bun.Tx) error {
 		pos := TurnPosition(turn, true)
+		var sessions int
+		if err := tx.NewSelect().Model((*models.ChatSession)(nil)).ColumnExpr("COUNT(*)").
+			Where("thread_id = ?", threadID).Scan(ctx, &sessions); err != nil {
+			return err
+		}
+		if sessions == 0 {
+			return nil // the session was deleted while the turn ran: store nothing
+		}
 		var existing int
 		if err := tx.NewSelect().Model((*models.ChatMessage)(nil)).ColumnExpr("COUNT(*)").
 			Where("thread_id = ? AND turn = ? AND role <> 'user'", threadID, turn).Scan(ctx, &existing); err != nil {
