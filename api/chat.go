@@ -406,6 +406,12 @@ func (s *Server) pumpSSE(c *fiber.Ctx, wfID string, after int, write func(w *buf
 				write(w, &page.Events[i], false)
 				next = page.Events[i].Seq
 			}
+			if len(page.Events) == 0 && !page.Done {
+				// The long-poll came back empty: a comment line keeps
+				// proxies from closing the stream and tells us whether the
+				// client is still there.
+				fmt.Fprint(w, ": keep-alive\n\n")
+			}
 			if page.Done {
 				write(w, nil, true)
 			}

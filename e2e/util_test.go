@@ -1,5 +1,11 @@
 package e2e
 
-import "github.com/uptrace/bun"
+import (
+	"strconv"
+
+	"github.com/uptrace/bun"
+)
 
 func bunIn(ids []int64) any { return bun.In(ids) }
+
+func itoa(n int64) string { return strconv.FormatInt(n, 10) }

@@ -75,7 +75,9 @@ type ChatRunResult struct {
 var (
 	modelOptions = workflow.ActivityOptions{
 		StartToCloseTimeout: 5 * time.Minute,
-		HeartbeatTimeout:    15 * time.Second,
+		// Cancellation reaches an activity with its heartbeat response, and
+		// the SDK throttles heartbeats to 80% of this: keep it short.
+		HeartbeatTimeout: 5 * time.Second,
 		RetryPolicy: &temporal.RetryPolicy{InitialInterval: 500 * time.Millisecond, BackoffCoefficient: 2,
 			MaximumInterval: 5 * time.Second, MaximumAttempts: 3},
 	}
@@ -93,6 +95,7 @@ type chatRun struct {
 	done    bool
 	turn    []activities.TurnMessage
 	final   string
+	partial string // text streamed by the model call in progress
 	usage   llm.Usage
 	offset  int
 	sources []activities.KnowledgeSource
@@ -111,7 +114,7 @@ func ChatRun(ctx workflow.Context, in ChatRunInput) (ChatRunResult, error) {
 		return ChatRunResult{}, err
 	}
 	if err := workflow.SetUpdateHandler(ctx, UpdateWaitEvents, func(uctx workflow.Context, from int) (EventsPage, error) {
-		_, _ = workflow.AwaitWithTimeout(uctx, 20*time.Second, func() bool { return len(r.events) > from || r.done })
+		_, _ = workflow.AwaitWithTimeout(uctx, 5*time.Second, func() bool { return len(r.events) > from || r.done })
 		return r.page(from), nil
 	}); err != nil {
 		return ChatRunResult{}, err
@@ -154,6 +157,9 @@ func ChatRun(ctx workflow.Context, in ChatRunInput) (ChatRunResult, error) {
 		_ = workflow.Await(dctx, func() bool { return agentDone })
 	}
 	r.drain()
+	if !agentDone || r.final == "" {
+		r.final = r.partial
+	}
 	if timedOut && waitErr == nil {
 		r.emitText(TimeoutNotice)
 		r.final += TimeoutNotice
@@ -192,14 +198,16 @@ func (r *chatRun) agent(ctx workflow.Context) {
 		}).Get(ctx, &res)
 		r.drain()
 		if err != nil {
+			r.final = r.partial // what the reader already saw stays the answer
 			if ctx.Err() != nil || temporal.IsCanceledError(err) {
 				return
 			}
 			notice := "\n\n[System Error: " + rootMessage(err) + "]"
 			r.emitText(notice)
-			r.final = notice
+			r.final += notice
 			return
 		}
+		r.partial = ""
 		iteration++
 		r.usage.InputTokens += res.Usage.InputTokens
 		r.usage.OutputTokens += res.Usage.OutputTokens
@@ -337,6 +345,13 @@ func (r *chatRun) emitText(t string) {
 func (r *chatRun) accept(b activities.EventBatch) {
 	for _, e := range b.Events {
 		r.events = append(r.events, ChatEvent{Seq: len(r.events) + 1, Data: e})
+		var d struct {
+			Type  string `json:"type"`
+			Delta string `json:"delta"`
+		}
+		if json.Unmarshal(e, &d) == nil && d.Type == "response.output_text.delta" {
+			r.partial += d.Delta
+		}
 	}
 }
 

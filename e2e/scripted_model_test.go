@@ -1,0 +1,183 @@
+package e2e
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/lorekb/lore/models"
+)
+
+// scriptedModel is an OpenAI-compatible chat endpoint: the first call of a
+// turn asks for the search tool (arguments split across chunks), the next
+// streams an answer word by word. stall makes it hang after the first word
+// until the client goes away.
+type scriptedModel struct {
+	srv       *httptest.Server
+	calls     atomic.Int32
+	cancelled atomic.Int32
+	stall     atomic.Bool
+	delay     time.Duration
+}
+
+func newScriptedModel(t *testing.T) *scriptedModel {
+	m := &scriptedModel{}
+	m.srv = httptest.NewServer(http.HandlerFunc(m.serve))
+	t.Cleanup(m.srv.Close)
+	return m
+}
+
+func (m *scriptedModel) serve(w http.ResponseWriter, r *http.Request) {
+	m.calls.Add(1)
+	body, _ := io.ReadAll(r.Body)
+	var req struct {
+		Messages []struct {
+			Role string `json:"role"`
+		} `json:"messages"`
+	}
+	_ = json.Unmarshal(body, &req)
+	hasTool := false
+	for _, msg := range req.Messages {
+		if msg.Role == "tool" {
+			hasTool = true
+		}
+	}
+	w.Header().Set("Content-Type", "text/event-stream")
+	fl := w.(http.Flusher)
+	send := func(v any) {
+		b, _ := json.Marshal(v)
+		fmt.Fprintf(w, "data: %s\n\n", b)
+		fl.Flush()
+	}
+	chunk := func(delta map[string]any, finish any) map[string]any {
+		return map[string]any{"id": "x", "object": "chat.completion.chunk", "created": 1, "model": "scripted",
+			"choices": []any{map[string]any{"index": 0, "delta": delta, "finish_reason": finish}}}
+	}
+	if !hasTool {
+		send(chunk(map[string]any{"role": "assistant", "tool_calls": []any{map[string]any{"index": 0, "id": "call_1", "type": "function",
+			"function": map[string]any{"name": "search_knowledge_base", "arguments": `{"query":`}}}}, nil))
+		send(chunk(map[string]any{"tool_calls": []any{map[string]any{"index": 0, "function": map[string]any{"arguments": `"install Lore"}`}}}}, nil))
+		send(chunk(map[string]any{}, "tool_calls"))
+	} else {
+		for i, word := range strings.Fields("Download the archive and run make run [1].") {
+			if i == 1 && m.stall.Load() {
+				<-r.Context().Done()
+				m.cancelled.Add(1)
+				return
+			}
+			send(chunk(map[string]any{"content": word + " "}, nil))
+			time.Sleep(m.delay)
+		}
+		send(chunk(map[string]any{}, "stop"))
+	}
+	send(map[string]any{"id": "x", "object": "chat.completion.chunk", "created": 1, "model": "scripted", "choices": []any{},
+		"usage": map[string]int{"prompt_tokens": 50, "completion_tokens": 9, "total_tokens": 59}})
+	fmt.Fprint(w, "data: [DONE]\n\n")
+	fl.Flush()
+}
+
+func modelEnv(m *scriptedModel, extra map[string]string) map[string]string {
+	env := map[string]string{"CHAT_PROVIDER": "openai", "CHAT_BASE_URL": m.srv.URL + "/v1", "CHAT_MODEL": "scripted", "CHAT_API_KEY": "k"}
+	for k, v := range extra {
+		env[k] = v
+	}
+	return env
+}
+
+func TestScriptedModelToolCallsStreamAndUsage(t *testing.T) {
+	m := newScriptedModel(t)
+	a := newApp(t, "postgres", modelEnv(m, nil))
+	site := a.site("Scripted")
+	a.waitStatus(a.newDoc(site, "Installation", installDoc, "published"), "completed")
+	_, evs := a.stream("POST", "/v1/chat/responses", map[string]any{"input": "install?", "stream": true, "filter": map[string]any{"site_id": site}})
+	ts := strings.Join(types(evs), ",")
+	if !strings.HasPrefix(ts, "response.created,response.tool_call.started,response.tool_call.delta,response.tool_call.delta,response.tool_call.completed,response.output_text.delta") {
+		t.Fatalf("events: %s", ts)
+	}
+	if got := answer(evs); got != "Download the archive and run make run [1]. " {
+		t.Fatalf("answer %q", got)
+	}
+	var done struct {
+		Response struct {
+			Usage map[string]int `json:"usage"`
+		} `json:"response"`
+	}
+	_ = json.Unmarshal([]byte(evs[len(evs)-2].Data), &done)
+	if done.Response.Usage["total_tokens"] != 118 {
+		t.Fatalf("usage over two model calls: %v", done.Response.Usage)
+	}
+}
+
+func TestClientDisconnectCancelsTheModelCall(t *testing.T) {
+	m := newScriptedModel(t)
+	m.stall.Store(true)
+	a := newApp(t, "sqlite", modelEnv(m, nil))
+	site := a.site("Stall")
+	a.waitStatus(a.newDoc(site, "Installation", installDoc, "published"), "completed")
+	base := a.listen()
+	ctx, cancel := context.WithCancel(context.Background())
+	body := strings.NewReader(fmt.Sprintf(`{"input":"install?","stream":true,"user":"m","filter":{"site_id":%d}}`, site))
+	req, _ := http.NewRequestWithContext(ctx, "POST", base+"/v1/chat/responses", body)
+	req.Header.Set("Content-Type", "application/json")
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Read until the first answer word arrives, then go away.
+	buf := make([]byte, 4096)
+	var got strings.Builder
+	for !strings.Contains(got.String(), "output_text.delta") {
+		n, err := res.Body.Read(buf)
+		got.Write(buf[:n])
+		if err != nil {
+			t.Fatalf("stream ended early: %v %s", err, got.String())
+		}
+	}
+	cancel()
+	res.Body.Close()
+	eventually(t, 30*time.Second, "the model call to be cancelled", func() bool { return m.cancelled.Load() == 1 })
+	// The session stays consistent: the user message and one assistant row.
+	eventually(t, 20*time.Second, "the cancelled turn to be stored", func() bool {
+		n, _ := a.d.DB.NewSelect().Model((*models.ChatMessage)(nil)).Where("role = 'assistant' AND message_seq IS NOT NULL").Count(context.Background())
+		return n == 1
+	})
+}
+
+func TestStreamTimeoutEndsWithNotice(t *testing.T) {
+	m := newScriptedModel(t)
+	m.stall.Store(true)
+	a := newApp(t, "sqlite", modelEnv(m, map[string]string{"CHAT_STREAM_TIMEOUT_SECONDS": "2"}))
+	site := a.site("Timeout")
+	a.waitStatus(a.newDoc(site, "Installation", installDoc, "published"), "completed")
+	start := time.Now()
+	_, evs := a.stream("POST", "/v1/chat/responses", map[string]any{"input": "install?", "stream": true, "filter": map[string]any{"site_id": site}})
+	ts := types(evs)
+	if !strings.Contains(answer(evs), "[Response timed out, please try again]") || ts[len(ts)-2] != "response.completed" {
+		t.Fatalf("events %v answer %q", ts, answer(evs))
+	}
+	if el := time.Since(start); el > 15*time.Second {
+		t.Fatalf("timeout took %s", el)
+	}
+	eventually(t, 20*time.Second, "stalled model call cancelled", func() bool { return m.cancelled.Load() == 1 })
+}
+
+func TestModelDownEndsWithErrorNotice(t *testing.T) {
+	a := newApp(t, "sqlite", map[string]string{"CHAT_PROVIDER": "openai", "CHAT_BASE_URL": "http://127.0.0.1:1/v1", "CHAT_MODEL": "m"})
+	site := a.site("Down")
+	_, evs := a.stream("POST", "/v1/chat/responses", map[string]any{"input": "hello", "stream": true, "user": "u", "filter": map[string]any{"site_id": site}})
+	ts := types(evs)
+	if !strings.Contains(answer(evs), "[System Error:") || ts[len(ts)-2] != "response.completed" || ts[len(ts)-1] != "[DONE]" {
+		t.Fatalf("events %v answer %q", ts, answer(evs))
+	}
+	eventually(t, 20*time.Second, "turn stored", func() bool {
+		n, _ := a.d.DB.NewSelect().Model((*models.ChatMessage)(nil)).Count(context.Background())
+		return n == 2 // user + assistant notice
+	})
+}
