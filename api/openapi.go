@@ -35,7 +35,51 @@ func (s *Server) buildOpenAPI(surface Surface) ([]byte, error) {
 		}
 		oapi.AddOperation(s.operation(registry, r))
 	}
+	requiredFromValidation(registry)
 	return json.Marshal(oapi)
+}
+
+// requiredFromValidation makes a schema's required list say what the API
+// enforces: the fields whose validate tag has "required" (huma would
+// otherwise mark every field without omitempty as required).
+func requiredFromValidation(reg huma.Registry) {
+	for name, schema := range reg.Map() {
+		t := reg.TypeFromRef("#/components/schemas/" + name)
+		if t == nil {
+			continue
+		}
+		for t.Kind() == reflect.Pointer {
+			t = t.Elem()
+		}
+		if t.Kind() != reflect.Struct {
+			continue
+		}
+		var req []string
+		for i := 0; i < t.NumField(); i++ {
+			f := t.Field(i)
+			jsonName := strings.Split(f.Tag.Get("json"), ",")[0]
+			if jsonName == "" || jsonName == "-" {
+				continue
+			}
+			if strings.Contains(","+f.Tag.Get("validate")+",", ",required,") {
+				req = append(req, jsonName)
+			}
+		}
+		if schema.Properties != nil && !isResponseType(t) {
+			schema.Required = req
+		}
+	}
+}
+
+// isResponseType reports types without validation tags at all (responses),
+// whose fields are always present and stay required.
+func isResponseType(t reflect.Type) bool {
+	for i := 0; i < t.NumField(); i++ {
+		if t.Field(i).Tag.Get("validate") != "" {
+			return false
+		}
+	}
+	return true
 }
 
 func (s *Server) operation(reg huma.Registry, r Route) *huma.Operation {

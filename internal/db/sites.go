@@ -2,8 +2,13 @@ package db
 
 import (
 	"context"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
 
 	"github.com/lorekb/lore/models"
+	"github.com/uptrace/bun"
 )
 
 // GetSite returns a site by id, including one being deleted.
@@ -11,4 +16,352 @@ func (d *DB) GetSite(ctx context.Context, id int64) (*models.Site, error) {
 	s := new(models.Site)
 	err := d.NewSelect().Model(s).Where("id = ?", id).Scan(ctx)
 	return s, Classify(err)
+}
+
+// SiteBySlug returns a site by slug, including one being deleted (callers
+// decide visibility).
+func (d *DB) SiteBySlug(ctx context.Context, slug string) (*models.Site, error) {
+	s := new(models.Site)
+	err := d.NewSelect().Model(s).Where("slug = ?", slug).Scan(ctx)
+	return s, Classify(err)
+}
+
+// SiteByDomain returns a site by domain. Domains are stored lowercased, so the
+// lookup lowercases too.
+func (d *DB) SiteByDomain(ctx context.Context, domain string) (*models.Site, error) {
+	s := new(models.Site)
+	err := d.NewSelect().Model(s).Where("domain = ?", strings.ToLower(strings.TrimSpace(domain))).Scan(ctx)
+	return s, Classify(err)
+}
+
+// SiteFilter is the query of the admin and client site lists. Sites being
+// deleted are never listed.
+type SiteFilter struct {
+	Status   string  // "" = any
+	TenantID int64   // 0 = any
+	Keyword  string  // matches name, slug, description (and domain)
+	SiteIDs  []int64 // nil = every site; non-nil restricts (non-admin users)
+	Limit    int
+	Offset   int
+}
+
+// ListSites returns a page of sites, newest (highest id) first, and the total.
+func (d *DB) ListSites(ctx context.Context, f SiteFilter) ([]models.Site, int, error) {
+	var sites []models.Site
+	q := d.NewSelect().Model(&sites).Where("deleting = ?", false)
+	if f.Status != "" {
+		q = q.Where("status = ?", f.Status)
+	}
+	if f.TenantID > 0 {
+		q = q.Where("tenant_id = ?", f.TenantID)
+	}
+	if f.SiteIDs != nil {
+		q = q.Where("id IN (?)", bun.In(f.SiteIDs))
+	}
+	if f.Keyword != "" {
+		like, op := Like(f.Keyword), d.LikeOp()
+		q = q.WhereGroup(" AND ", func(q *bun.SelectQuery) *bun.SelectQuery {
+			return q.Where("name "+op+" ? ESCAPE '\\'", like).
+				WhereOr("slug "+op+" ? ESCAPE '\\'", like).
+				WhereOr("description "+op+" ? ESCAPE '\\'", like).
+				WhereOr("domain "+op+" ? ESCAPE '\\'", like)
+		})
+	}
+	n, err := q.OrderExpr("id DESC").Limit(int64(f.Limit)).Offset(int64(f.Offset)).ScanAndCount(ctx)
+	return sites, int(n), Classify(err)
+}
+
+type siteCount struct {
+	SiteID int64 `bun:"site_id"`
+	N      int64 `bun:"n"`
+}
+
+func countsBySite(rows []siteCount) map[int64]int64 {
+	out := make(map[int64]int64, len(rows))
+	for _, r := range rows {
+		out[r.SiteID] = r.N
+	}
+	return out
+}
+
+// SiteDocumentCounts maps site ids to their number of documents; a non-empty
+// status counts only documents of that status (the Client API counts
+// published ones). One grouped query for a whole page of sites.
+func (d *DB) SiteDocumentCounts(ctx context.Context, siteIDs []int64, status string) (map[int64]int64, error) {
+	if len(siteIDs) == 0 {
+		return map[int64]int64{}, nil
+	}
+	var rows []siteCount
+	q := d.NewSelect().Model((*models.Document)(nil)).ColumnExpr("site_id, COUNT(*) AS n").
+		Where("site_id IN (?)", bun.In(siteIDs)).Group("site_id")
+	if status != "" {
+		q = q.Where("status = ?", status)
+	}
+	err := q.Scan(ctx, &rows)
+	return countsBySite(rows), Classify(err)
+}
+
+// SiteViewCounts maps site ids to their number of document view events.
+func (d *DB) SiteViewCounts(ctx context.Context, siteIDs []int64) (map[int64]int64, error) {
+	if len(siteIDs) == 0 {
+		return map[int64]int64{}, nil
+	}
+	var rows []siteCount
+	err := d.NewSelect().Model((*models.ViewEvent)(nil)).ColumnExpr("site_id, COUNT(*) AS n").
+		Where("site_id IN (?)", bun.In(siteIDs)).Group("site_id").Scan(ctx, &rows)
+	return countsBySite(rows), Classify(err)
+}
+
+// TenantSlugs maps tenant ids to their slugs (sites show tenant_slug).
+func (d *DB) TenantSlugs(ctx context.Context, tenantIDs []int64) (map[int64]string, error) {
+	out := map[int64]string{}
+	if len(tenantIDs) == 0 {
+		return out, nil
+	}
+	var ts []models.Tenant
+	err := d.NewSelect().Model(&ts).Column("id", "slug").Where("id IN (?)", bun.In(tenantIDs)).Scan(ctx)
+	for _, t := range ts {
+		out[t.ID] = t.Slug
+	}
+	return out, Classify(err)
+}
+
+// SiteConflict reports which unique field of s ("name", "slug" or "domain")
+// another site already uses, or "" when none does. Sites being deleted count:
+// their row still holds the value until the delete finishes. The unique
+// indexes remain the backstop against concurrent writers.
+func (d *DB) SiteConflict(ctx context.Context, s *models.Site) (string, error) {
+	var others []models.Site
+	q := d.NewSelect().Model(&others).Column("name", "slug", "domain").Where("id <> ?", s.ID).
+		WhereGroup(" AND ", func(q *bun.SelectQuery) *bun.SelectQuery {
+			q = q.Where("name = ?", s.Name).WhereOr("slug = ?", s.Slug)
+			if s.Domain != nil {
+				q = q.WhereOr("domain = ?", *s.Domain)
+			}
+			return q
+		}).Limit(3)
+	if err := q.Scan(ctx); err != nil {
+		return "", Classify(err)
+	}
+	for _, field := range []string{"name", "slug", "domain"} {
+		for _, o := range others {
+			switch {
+			case field == "name" && o.Name == s.Name,
+				field == "slug" && o.Slug == s.Slug,
+				field == "domain" && s.Domain != nil && o.Domain != nil && *o.Domain == *s.Domain:
+				return field, nil
+			}
+		}
+	}
+	return "", nil
+}
+
+// UniqueSiteSlug returns base, or base with a numeric suffix, such that no
+// site uses it yet. An empty base becomes "site-<n>" with n one past the
+// highest site id. Used when a site is created without a slug.
+func (d *DB) UniqueSiteSlug(ctx context.Context, base string) (string, error) {
+	if base == "" {
+		var maxID int64
+		err := d.NewSelect().Model((*models.Site)(nil)).ColumnExpr("COALESCE(MAX(id), 0)").Scan(ctx, &maxID)
+		if err != nil {
+			return "", Classify(err)
+		}
+		base = "site-" + strconv.FormatInt(maxID+1, 10)
+	}
+	for i := 1; i <= 50; i++ {
+		cand := base
+		if i > 1 {
+			suffix := "-" + strconv.Itoa(i)
+			cand = truncateSlug(base, 200-len(suffix)) + suffix
+		}
+		n, err := d.NewSelect().Model((*models.Site)(nil)).Where("slug = ?", cand).Count(ctx)
+		if err != nil {
+			return "", Classify(err)
+		}
+		if n == 0 {
+			return cand, nil
+		}
+	}
+	return fmt.Sprintf("%s-%d", truncateSlug(base, 180), time.Now().UnixNano()), nil
+}
+
+func truncateSlug(s string, n int) string {
+	if len(s) > n {
+		s = strings.TrimRight(s[:n], "-")
+	}
+	return s
+}
+
+// CreateSite inserts a site; a unique violation is ErrConflict.
+func (d *DB) CreateSite(ctx context.Context, s *models.Site) error {
+	now := time.Now().UTC()
+	s.CreatedAt, s.UpdatedAt = now, now
+	if s.QuickQuestions == "" {
+		s.QuickQuestions = "[]"
+	}
+	if s.BotConfig == "" {
+		s.BotConfig = "{}"
+	}
+	// bun writes DEFAULT for zero values of columns with a default (or omits
+	// them), which would turn is_public=false into true: list the columns and
+	// force the value, then read the row back.
+	_, err := d.NewInsert().Model(s).ExcludeColumn("id").Value("is_public", "?", s.IsPublic).
+		Returning("*").Exec(ctx)
+	return Classify(err)
+}
+
+// siteEditable are the columns a site update writes. The access password and
+// the deleting flag are owned by their own operations and never overwritten
+// from a stale copy.
+var siteEditable = []string{"tenant_id", "name", "slug", "domain", "description", "icon", "status",
+	"theme_color", "layout_mode", "quick_questions", "show_pipeline_trace", "is_public", "updated_at"}
+
+// UpdateSite writes the editable columns of s. A site that is gone or being
+// deleted is ErrNotFound; a unique violation is ErrConflict.
+func (d *DB) UpdateSite(ctx context.Context, s *models.Site) error {
+	s.UpdatedAt = time.Now().UTC()
+	res, err := d.NewUpdate().Model(s).Column(siteEditable...).WherePK().Where("deleting = ?", false).Exec(ctx)
+	if err != nil {
+		return Classify(err)
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return ErrNotFound
+	}
+	return nil
+}
+
+// MarkSiteDeleting hides a site everywhere (admin and client reads treat it
+// as absent) while its contents are removed. It is idempotent; a missing site
+// is ErrNotFound.
+func (d *DB) MarkSiteDeleting(ctx context.Context, siteID int64) error {
+	res, err := d.NewUpdate().Model((*models.Site)(nil)).Set("deleting = ?", true).
+		Set("updated_at = ?", time.Now().UTC()).Where("id = ?", siteID).Exec(ctx)
+	if err != nil {
+		return Classify(err)
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return ErrNotFound
+	}
+	return nil
+}
+
+// DeleteSiteDocuments deletes up to batch documents of the site together with
+// their view events, in one transaction, and returns how many documents it
+// deleted; 0 means none are left. batch <= 0 deletes all of them. Calling it
+// again after a failure is safe, so a workflow can loop on it.
+func (d *DB) DeleteSiteDocuments(ctx context.Context, siteID int64, batch int) (int, error) {
+	var n int
+	err := d.Tx(ctx, func(ctx context.Context, tx bun.Tx) error {
+		var err error
+		n, err = deleteSiteDocuments(ctx, tx, siteID, batch)
+		return err
+	})
+	return n, err
+}
+
+func deleteSiteDocuments(ctx context.Context, db bun.IDB, siteID int64, batch int) (int, error) {
+	if batch <= 0 {
+		if _, err := db.NewDelete().Model((*models.ViewEvent)(nil)).Where("site_id = ?", siteID).Exec(ctx); err != nil {
+			return 0, err
+		}
+		res, err := db.NewDelete().Model((*models.Document)(nil)).Where("site_id = ?", siteID).Exec(ctx)
+		if err != nil {
+			return 0, err
+		}
+		n, _ := res.RowsAffected()
+		return int(n), nil
+	}
+	var ids []int64
+	err := db.NewSelect().Model((*models.Document)(nil)).Column("id").Where("site_id = ?", siteID).
+		Order("id").Limit(int64(batch)).Scan(ctx, &ids)
+	if err != nil || len(ids) == 0 {
+		return 0, err
+	}
+	if _, err := db.NewDelete().Model((*models.ViewEvent)(nil)).Where("document_id IN (?)", bun.In(ids)).Exec(ctx); err != nil {
+		return 0, err
+	}
+	res, err := db.NewDelete().Model((*models.Document)(nil)).Where("id IN (?)", bun.In(ids)).Exec(ctx)
+	if err != nil {
+		return 0, err
+	}
+	n, _ := res.RowsAffected()
+	return int(n), nil
+}
+
+// DeleteSiteChats deletes the site's chat sessions with the messages, tool
+// results and feedback of their threads, in one transaction. Idempotent.
+func (d *DB) DeleteSiteChats(ctx context.Context, siteID int64) error {
+	return d.Tx(ctx, func(ctx context.Context, tx bun.Tx) error {
+		return deleteSiteChats(ctx, tx, siteID)
+	})
+}
+
+func deleteSiteChats(ctx context.Context, db bun.IDB, siteID int64) error {
+	threads := db.NewSelect().Model((*models.ChatSession)(nil)).Column("thread_id").Where("site_id = ?", siteID)
+	for _, m := range []any{(*models.ChatMessage)(nil), (*models.ToolResult)(nil), (*models.Feedback)(nil)} {
+		if _, err := db.NewDelete().Model(m).Where("thread_id IN (?)", threads).Exec(ctx); err != nil {
+			return err
+		}
+	}
+	_, err := db.NewDelete().Model((*models.ChatSession)(nil)).Where("site_id = ?", siteID).Exec(ctx)
+	return err
+}
+
+// DeleteSiteCollections deletes every collection of the site. Idempotent; run
+// it after the documents are gone.
+func (d *DB) DeleteSiteCollections(ctx context.Context, siteID int64) error {
+	_, err := d.NewDelete().Model((*models.Collection)(nil)).Where("site_id = ?", siteID).Exec(ctx)
+	return Classify(err)
+}
+
+// DeleteSiteRow deletes the site row with what hangs directly off it (API
+// keys, user assignments, leftover view events), in one transaction. It is
+// the last step of a site delete and idempotent: a missing site is not an
+// error.
+func (d *DB) DeleteSiteRow(ctx context.Context, siteID int64) error {
+	return d.Tx(ctx, func(ctx context.Context, tx bun.Tx) error {
+		_, err := deleteSiteRow(ctx, tx, siteID)
+		return err
+	})
+}
+
+func deleteSiteRow(ctx context.Context, db bun.IDB, siteID int64) (bool, error) {
+	for _, m := range []any{(*models.ViewEvent)(nil), (*models.SiteAPIKey)(nil), (*models.UserSite)(nil)} {
+		if _, err := db.NewDelete().Model(m).Where("site_id = ?", siteID).Exec(ctx); err != nil {
+			return false, err
+		}
+	}
+	res, err := db.NewDelete().Model((*models.Site)(nil)).Where("id = ?", siteID).Exec(ctx)
+	if err != nil {
+		return false, err
+	}
+	n, _ := res.RowsAffected()
+	return n > 0, nil
+}
+
+// DeleteSiteCascade removes a site and everything under it in one
+// transaction: documents and their view events, collections, chat sessions
+// with their messages, tool results and feedback, API keys, user assignments
+// and the site row. A missing site is ErrNotFound. Vectors of the documents
+// live outside the database and are not touched here.
+func (d *DB) DeleteSiteCascade(ctx context.Context, siteID int64) error {
+	return d.Tx(ctx, func(ctx context.Context, tx bun.Tx) error {
+		if _, err := deleteSiteDocuments(ctx, tx, siteID, 0); err != nil {
+			return err
+		}
+		if err := deleteSiteChats(ctx, tx, siteID); err != nil {
+			return err
+		}
+		if _, err := tx.NewDelete().Model((*models.Collection)(nil)).Where("site_id = ?", siteID).Exec(ctx); err != nil {
+			return err
+		}
+		found, err := deleteSiteRow(ctx, tx, siteID)
+		if err != nil {
+			return err
+		}
+		if !found {
+			return ErrNotFound
+		}
+		return nil
+	})
 }

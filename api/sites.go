@@ -1,0 +1,748 @@
+package api
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+	"github.com/lorekb/lore/internal/db"
+	"github.com/lorekb/lore/models"
+	"github.com/lorekb/lore/workflows"
+)
+
+// QuickQuestion is a suggested question shown in a site's chat.
+type QuickQuestion struct {
+	Text     string `json:"text" validate:"required,max=500"`
+	Category string `json:"category,omitempty" validate:"max=100"`
+}
+
+// SiteResponse is a site as the Admin API shows it (WIRE.md §2 Site, plus
+// domain and the EE access fields). The access password itself never leaves
+// the server; has_password says whether one is set.
+type SiteResponse struct {
+	ID                int64           `json:"id"`
+	CreatedAt         time.Time       `json:"created_at"`
+	UpdatedAt         time.Time       `json:"updated_at"`
+	Name              string          `json:"name"`
+	TenantID          int64           `json:"tenant_id"`
+	TenantSlug        string          `json:"tenant_slug"`
+	Slug              string          `json:"slug"`
+	Domain            *string         `json:"domain"`
+	Description       string          `json:"description"`
+	Icon              string          `json:"icon"`
+	Status            string          `json:"status"`
+	ThemeColor        string          `json:"theme_color"`
+	LayoutMode        string          `json:"layout_mode"`
+	QuickQuestions    []QuickQuestion `json:"quick_questions"`
+	ShowPipelineTrace bool            `json:"show_pipeline_trace"`
+	ArticleCount      int64           `json:"article_count" doc:"number of documents of the site"`
+	WebWidget         map[string]any  `json:"web_widget"`
+	IsPublic          bool            `json:"is_public"`
+	RequiresPassword  bool            `json:"requires_password"`
+	HasPassword       bool            `json:"has_password"`
+}
+
+// ClientSite is a site as the Client API shows it: no status, bot settings or
+// admin-only switches.
+type ClientSite struct {
+	ID               int64           `json:"id"`
+	Name             string          `json:"name"`
+	Slug             string          `json:"slug"`
+	Domain           *string         `json:"domain"`
+	Description      string          `json:"description"`
+	Icon             string          `json:"icon"`
+	ArticleCount     int64           `json:"article_count" doc:"number of published documents"`
+	ViewCount        int64           `json:"view_count" doc:"number of document view events"`
+	TenantID         int64           `json:"tenant_id"`
+	TenantSlug       string          `json:"tenant_slug"`
+	ThemeColor       string          `json:"theme_color"`
+	LayoutMode       string          `json:"layout_mode"`
+	QuickQuestions   []QuickQuestion `json:"quick_questions"`
+	WebWidget        map[string]any  `json:"web_widget"`
+	IsPublic         bool            `json:"is_public"`
+	RequiresPassword bool            `json:"requires_password"`
+	HasPassword      bool            `json:"has_password"`
+}
+
+// SiteCreate is the body of POST /sites. An empty slug is generated from the
+// name; domain is optional and stored lowercased.
+type SiteCreate struct {
+	Name              string          `json:"name" validate:"required,max=100"`
+	Slug              string          `json:"slug" required:"false" validate:"max=200"`
+	Domain            *string         `json:"domain" required:"false" validate:"omitempty,max=253"`
+	TenantID          int64           `json:"tenant_id" required:"false" doc:"default: the caller's tenant" validate:"min=0"`
+	Description       string          `json:"description" required:"false" validate:"max=10000"`
+	Icon              string          `json:"icon" required:"false" validate:"max=1000"`
+	Status            string          `json:"status" required:"false" doc:"active (default) | inactive" validate:"omitempty,oneof=active inactive"`
+	ThemeColor        string          `json:"theme_color" required:"false" doc:"default blue" validate:"max=50"`
+	LayoutMode        string          `json:"layout_mode" required:"false" doc:"sidebar (default) | top" validate:"omitempty,oneof=sidebar top"`
+	QuickQuestions    []QuickQuestion `json:"quick_questions" required:"false" validate:"max=50,dive"`
+	ShowPipelineTrace bool            `json:"show_pipeline_trace" required:"false"`
+	IsPublic          *bool           `json:"is_public" required:"false" doc:"EE; default true"`
+}
+
+// SiteUpdate is the body of PUT /sites/{id}; absent (or null) fields are
+// kept. An empty domain removes the domain.
+type SiteUpdate struct {
+	Name              *string          `json:"name" required:"false" validate:"omitempty,max=100"`
+	Slug              *string          `json:"slug" required:"false" validate:"omitempty,max=200"`
+	Domain            *string          `json:"domain" required:"false" validate:"omitempty,max=253"`
+	TenantID          *int64           `json:"tenant_id" required:"false" doc:"admins only" validate:"omitempty,min=1"`
+	Description       *string          `json:"description" required:"false" validate:"omitempty,max=10000"`
+	Icon              *string          `json:"icon" required:"false" validate:"omitempty,max=1000"`
+	Status            *string          `json:"status" required:"false" validate:"omitempty,oneof=active inactive"`
+	ThemeColor        *string          `json:"theme_color" required:"false" validate:"omitempty,max=50"`
+	LayoutMode        *string          `json:"layout_mode" required:"false" validate:"omitempty,oneof=sidebar top"`
+	QuickQuestions    *[]QuickQuestion `json:"quick_questions" required:"false" validate:"omitempty,max=50,dive"`
+	ShowPipelineTrace *bool            `json:"show_pipeline_trace" required:"false"`
+	IsPublic          *bool            `json:"is_public" required:"false"`
+}
+
+// SiteListQuery is the query of the admin GET /sites.
+type SiteListQuery struct {
+	PageQuery
+	Status   string `query:"status" doc:"active | inactive" validate:"omitempty,oneof=active inactive"`
+	Keyword  string `query:"keyword" doc:"matches name, slug, description or domain" validate:"max=200"`
+	TenantID int64  `query:"tenant_id" validate:"min=0"`
+}
+
+// ClientSiteListQuery is the query of the client GET /sites.
+type ClientSiteListQuery struct {
+	PageQuery
+	TenantID   int64  `query:"tenant_id" validate:"min=0"`
+	TenantSlug string `query:"tenant_slug" doc:"an unknown slug gives an empty list" validate:"max=200"`
+	Keyword    string `query:"keyword" doc:"matches name, description or slug" validate:"max=200"`
+}
+
+func (s *Server) siteRoutes() []Route {
+	return []Route{
+		{Surface: Admin, Method: http.MethodGet, Path: "/sites", Tag: "sites", Perm: EditorUp,
+			Summary: "List sites (non-admins see their assigned sites), newest first", Query: SiteListQuery{},
+			Response: Page[SiteResponse]{}, Handler: s.adminListSites},
+		{Surface: Admin, Method: http.MethodGet, Path: "/sites/{id}", Tag: "sites", Perm: EditorUp,
+			Summary: "Get a site", Response: SiteResponse{}, Handler: s.adminGetSite},
+		{Surface: Admin, Method: http.MethodGet, Path: "/sites:byDomain/{domain}", Tag: "sites", Perm: EditorUp,
+			Summary: "Get a site by domain", Response: SiteResponse{}, Handler: s.adminSiteByDomain},
+		{Surface: Admin, Method: http.MethodGet, Path: "/sites:bySlug/{slug}", Tag: "sites", Perm: EditorUp,
+			Summary: "Get a site by slug", Response: SiteResponse{}, Handler: s.adminSiteBySlug},
+		{Surface: Admin, Method: http.MethodPost, Path: "/sites", Tag: "sites", Perm: AdminOnly, Created: true,
+			Summary: "Create a site; name, slug and domain must be unique", Body: SiteCreate{},
+			Response: SiteResponse{}, Handler: s.createSite},
+		{Surface: Admin, Method: http.MethodPut, Path: "/sites/{id}", Tag: "sites", Perm: SiteAdminUp,
+			Summary: "Update a site; name, slug and domain must stay unique", Body: SiteUpdate{},
+			Response: SiteResponse{}, Handler: s.updateSite},
+		{Surface: Admin, Method: http.MethodDelete, Path: "/sites/{id}", Tag: "sites", Perm: AdminOnly,
+			Summary:  "Delete a site with its collections, documents, view events, chats, API keys and assignments",
+			Response: SiteDeleted{}, Handler: s.deleteSite},
+
+		{Surface: Client, Method: http.MethodGet, Path: "/sites", Tag: "sites", Perm: Public,
+			Summary: "List active sites", Query: ClientSiteListQuery{}, Response: Page[ClientSite]{},
+			Handler: s.clientListSites},
+		{Surface: Client, Method: http.MethodGet, Path: "/sites/{id}", Tag: "sites", Perm: Public,
+			Summary: "Get an active site (cached 10 minutes)", Response: ClientSite{}, Handler: s.clientSiteByID},
+		{Surface: Client, Method: http.MethodGet, Path: "/sites:bySlug/{slug}", Tag: "sites", Perm: Public,
+			Summary: "Get an active site by slug (cached 10 minutes)", Response: ClientSite{}, Handler: s.clientSiteBySlug},
+		{Surface: Client, Method: http.MethodGet, Path: "/sites:byDomain/{domain}", Tag: "sites", Perm: Public,
+			Summary: "Get an active site by domain (cached 10 minutes)", Response: ClientSite{}, Handler: s.clientSiteByDomain},
+	}
+}
+
+// ---- normalisation and validation -----------------------------------------
+
+var (
+	slugRe   = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]*$`)
+	domainRe = regexp.MustCompile(`^[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)*(:[0-9]{1,5})?$`)
+)
+
+// slugify derives a slug from a name: ASCII letters (lowercased) and digits
+// are kept, every other run of characters becomes one hyphen. It may return
+// "" (a name with no ASCII letters or digits).
+func slugify(name string) string {
+	var b strings.Builder
+	dash := false
+	for _, r := range strings.ToLower(name) {
+		if (r >= 'a' && r <= 'z') || (r >= '0' && r <= '9') {
+			if dash && b.Len() > 0 {
+				b.WriteByte('-')
+			}
+			dash = false
+			b.WriteRune(r)
+			if b.Len() >= 200 {
+				break
+			}
+			continue
+		}
+		dash = true
+	}
+	return b.String()
+}
+
+func normSlug(raw string) (string, error) {
+	slug := strings.ToLower(strings.TrimSpace(raw))
+	if !slugRe.MatchString(slug) {
+		return "", Invalid("slug: may contain only lowercase letters, digits, '-' and '_', starting with a letter or digit")
+	}
+	return slug, nil
+}
+
+// normDomain lowercases and checks a domain; "" means no domain (nil).
+func normDomain(raw string) (*string, error) {
+	dom := strings.TrimSuffix(strings.ToLower(strings.TrimSpace(raw)), ".")
+	if dom == "" {
+		return nil, nil
+	}
+	if len(dom) > 253 || !domainRe.MatchString(dom) {
+		return nil, Invalid("domain: must be a host name such as docs.example.com")
+	}
+	return &dom, nil
+}
+
+func normName(raw string) (string, error) {
+	name := strings.TrimSpace(raw)
+	if name == "" {
+		return "", Invalid("name: field required")
+	}
+	return name, nil
+}
+
+func encodeQuickQuestions(qs []QuickQuestion) string {
+	if qs == nil {
+		return "[]"
+	}
+	for i := range qs {
+		qs[i].Text = strings.TrimSpace(qs[i].Text)
+		qs[i].Category = strings.TrimSpace(qs[i].Category)
+	}
+	b, _ := json.Marshal(qs)
+	return string(b)
+}
+
+func decodeQuickQuestions(raw string) []QuickQuestion {
+	qs := []QuickQuestion{}
+	_ = json.Unmarshal([]byte(raw), &qs)
+	if qs == nil {
+		qs = []QuickQuestion{}
+	}
+	return qs
+}
+
+// webWidget extracts the web_widget section of the site's bot settings, or nil.
+func webWidget(botConfig string) map[string]any {
+	var cfg struct {
+		WebWidget map[string]any `json:"web_widget"`
+	}
+	if botConfig == "" || json.Unmarshal([]byte(botConfig), &cfg) != nil {
+		return nil
+	}
+	return cfg.WebWidget
+}
+
+// ---- responses ------------------------------------------------------------
+
+// siteExtras are the per-site figures of a page of sites, loaded with one
+// grouped query each.
+type siteExtras struct {
+	articles, views map[int64]int64
+	tenants         map[int64]string
+}
+
+func (s *Server) loadSiteExtras(ctx context.Context, sites []models.Site, client bool) (siteExtras, error) {
+	ids := make([]int64, len(sites))
+	tids := make([]int64, 0, 1)
+	seen := map[int64]bool{}
+	for i := range sites {
+		ids[i] = sites[i].ID
+		if !seen[sites[i].TenantID] {
+			seen[sites[i].TenantID] = true
+			tids = append(tids, sites[i].TenantID)
+		}
+	}
+	var x siteExtras
+	var err error
+	status := ""
+	if client {
+		status = models.DocPublished
+	}
+	if x.articles, err = s.d.DB.SiteDocumentCounts(ctx, ids, status); err != nil {
+		return x, err
+	}
+	if client {
+		if x.views, err = s.d.DB.SiteViewCounts(ctx, ids); err != nil {
+			return x, err
+		}
+	}
+	x.tenants, err = s.d.DB.TenantSlugs(ctx, tids)
+	return x, err
+}
+
+func siteResponse(st *models.Site, x siteExtras) SiteResponse {
+	return SiteResponse{ID: st.ID, CreatedAt: st.CreatedAt, UpdatedAt: st.UpdatedAt, Name: st.Name,
+		TenantID: st.TenantID, TenantSlug: x.tenants[st.TenantID], Slug: st.Slug, Domain: st.Domain,
+		Description: st.Description, Icon: st.Icon, Status: st.Status, ThemeColor: st.ThemeColor,
+		LayoutMode: st.LayoutMode, QuickQuestions: decodeQuickQuestions(st.QuickQuestions),
+		ShowPipelineTrace: st.ShowPipelineTrace, ArticleCount: x.articles[st.ID],
+		WebWidget: webWidget(st.BotConfig), IsPublic: st.IsPublic, RequiresPassword: st.RequiresPassword,
+		HasPassword: st.HasPassword()}
+}
+
+func clientSiteResponse(st *models.Site, x siteExtras) ClientSite {
+	return ClientSite{ID: st.ID, Name: st.Name, Slug: st.Slug, Domain: st.Domain, Description: st.Description,
+		Icon: st.Icon, ArticleCount: x.articles[st.ID], ViewCount: x.views[st.ID], TenantID: st.TenantID,
+		TenantSlug: x.tenants[st.TenantID], ThemeColor: st.ThemeColor, LayoutMode: st.LayoutMode,
+		QuickQuestions: decodeQuickQuestions(st.QuickQuestions), WebWidget: webWidget(st.BotConfig),
+		IsPublic: st.IsPublic, RequiresPassword: st.RequiresPassword, HasPassword: st.HasPassword()}
+}
+
+func (s *Server) sendSite(c *fiber.Ctx, st *models.Site, status int) error {
+	x, err := s.loadSiteExtras(c.UserContext(), []models.Site{*st}, false)
+	if err != nil {
+		return err
+	}
+	if status == http.StatusCreated {
+		return created(c, siteResponse(st, x))
+	}
+	return ok(c, siteResponse(st, x))
+}
+
+// ---- admin handlers -------------------------------------------------------
+
+// visibleSite maps a site lookup to 404 when the site is missing or being
+// deleted: such sites do not exist for the API.
+func visibleSite(st *models.Site, err error) (*models.Site, error) {
+	if errors.Is(err, db.ErrNotFound) || (err == nil && st.Deleting) {
+		return nil, NotFound("site")
+	}
+	return st, err
+}
+
+func (s *Server) adminListSites(c *fiber.Ctx) error {
+	var q SiteListQuery
+	if err := bindQuery(c, &q); err != nil {
+		return err
+	}
+	if err := q.Defaults(10, 1000); err != nil {
+		return err
+	}
+	sites, total, err := s.d.DB.ListSites(c.UserContext(), db.SiteFilter{Status: q.Status, TenantID: q.TenantID,
+		Keyword: strings.TrimSpace(q.Keyword), SiteIDs: principal(c).SiteFilter(), Limit: q.Limit(), Offset: q.Offset()})
+	if err != nil {
+		return err
+	}
+	x, err := s.loadSiteExtras(c.UserContext(), sites, false)
+	if err != nil {
+		return err
+	}
+	out := make([]SiteResponse, len(sites))
+	for i := range sites {
+		out[i] = siteResponse(&sites[i], x)
+	}
+	return paged(c, out, total, q.PageQuery)
+}
+
+// adminSiteByID authorises the caller for the {id} site at level need before
+// loading it, so a non-admin learns nothing about sites outside its assignment.
+func (s *Server) adminSiteByID(c *fiber.Ctx, need Perm) (*models.Site, error) {
+	id, err := pathInt(c, "id")
+	if err != nil {
+		return nil, err
+	}
+	if err := requireSite(c, id, need); err != nil {
+		return nil, err
+	}
+	return visibleSite(s.d.DB.GetSite(c.UserContext(), id))
+}
+
+func (s *Server) adminGetSite(c *fiber.Ctx) error {
+	st, err := s.adminSiteByID(c, EditorUp)
+	if err != nil {
+		return err
+	}
+	return s.sendSite(c, st, http.StatusOK)
+}
+
+func (s *Server) adminSiteByDomain(c *fiber.Ctx) error {
+	st, err := visibleSite(s.d.DB.SiteByDomain(c.UserContext(), param(c, "domain")))
+	if err != nil {
+		return err
+	}
+	if err := requireSite(c, st.ID, EditorUp); err != nil {
+		return err
+	}
+	return s.sendSite(c, st, http.StatusOK)
+}
+
+func (s *Server) adminSiteBySlug(c *fiber.Ctx) error {
+	st, err := visibleSite(s.d.DB.SiteBySlug(c.UserContext(), param(c, "slug")))
+	if err != nil {
+		return err
+	}
+	if err := requireSite(c, st.ID, EditorUp); err != nil {
+		return err
+	}
+	return s.sendSite(c, st, http.StatusOK)
+}
+
+// siteConflict turns a uniqueness clash into a 409 naming the field. It runs
+// before the write for a clear message; unique indexes catch races, and
+// conflictFromDB names the field from the violated index.
+func (s *Server) siteConflict(c *fiber.Ctx, st *models.Site) error {
+	field, err := s.d.DB.SiteConflict(c.UserContext(), st)
+	if err != nil {
+		return err
+	}
+	if field != "" {
+		return siteConflictErr(field, st)
+	}
+	return nil
+}
+
+func siteConflictErr(field string, st *models.Site) error {
+	val := st.Name
+	switch field {
+	case "slug":
+		val = st.Slug
+	case "domain":
+		if st.Domain != nil {
+			val = *st.Domain
+		}
+	}
+	return Conflict("%s: a site with %s %q already exists", field, field, val)
+}
+
+func conflictFromDB(err error, st *models.Site) error {
+	if !errors.Is(err, db.ErrConflict) {
+		return err
+	}
+	msg := err.Error()
+	for _, f := range []string{"slug", "domain", "name"} {
+		if strings.Contains(msg, f) {
+			return siteConflictErr(f, st)
+		}
+	}
+	return Conflict("site already exists")
+}
+
+func (s *Server) createSite(c *fiber.Ctx) error {
+	var in SiteCreate
+	if err := bindJSON(c, &in); err != nil {
+		return err
+	}
+	name, err := normName(in.Name)
+	if err != nil {
+		return err
+	}
+	st := &models.Site{Name: name, Description: in.Description, Icon: strings.TrimSpace(in.Icon),
+		Status: in.Status, ThemeColor: strings.TrimSpace(in.ThemeColor), LayoutMode: in.LayoutMode,
+		QuickQuestions: encodeQuickQuestions(in.QuickQuestions), ShowPipelineTrace: in.ShowPipelineTrace,
+		IsPublic: true}
+	if st.Status == "" {
+		st.Status = models.SiteActive
+	}
+	if st.ThemeColor == "" {
+		st.ThemeColor = "blue"
+	}
+	if st.LayoutMode == "" {
+		st.LayoutMode = "sidebar"
+	}
+	if in.IsPublic != nil {
+		st.IsPublic = *in.IsPublic
+	}
+	if in.Domain != nil {
+		if st.Domain, err = normDomain(*in.Domain); err != nil {
+			return err
+		}
+	}
+	if strings.TrimSpace(in.Slug) != "" {
+		if st.Slug, err = normSlug(in.Slug); err != nil {
+			return err
+		}
+	}
+	if st.TenantID, err = s.tenantOr(c, in.TenantID); err != nil {
+		return err
+	}
+	if st.Slug == "" {
+		if st.Slug, err = s.d.DB.UniqueSiteSlug(c.UserContext(), slugify(name)); err != nil {
+			return err
+		}
+	}
+	if err := s.siteConflict(c, st); err != nil {
+		return err
+	}
+	if err := s.d.DB.CreateSite(c.UserContext(), st); err != nil {
+		return conflictFromDB(err, st)
+	}
+	return s.sendSite(c, st, http.StatusCreated)
+}
+
+func (s *Server) updateSite(c *fiber.Ctx) error {
+	st, err := s.adminSiteByID(c, SiteAdminUp)
+	if err != nil {
+		return err
+	}
+	var in SiteUpdate
+	if err := bindJSON(c, &in); err != nil {
+		return err
+	}
+	before := *st
+	if in.Name != nil {
+		if st.Name, err = normName(*in.Name); err != nil {
+			return err
+		}
+	}
+	if in.Slug != nil {
+		if st.Slug, err = normSlug(*in.Slug); err != nil {
+			return err
+		}
+	}
+	if in.Domain != nil {
+		if st.Domain, err = normDomain(*in.Domain); err != nil {
+			return err
+		}
+	}
+	if in.TenantID != nil && *in.TenantID != st.TenantID {
+		if !principal(c).IsAdmin() {
+			return Errf(http.StatusForbidden, "tenant_id: only admins may move a site to another tenant")
+		}
+		if st.TenantID, err = s.tenantOr(c, *in.TenantID); err != nil {
+			return err
+		}
+	}
+	setIf(&st.Description, in.Description)
+	setIf(&st.Status, in.Status)
+	setIf(&st.LayoutMode, in.LayoutMode)
+	setIf(&st.ShowPipelineTrace, in.ShowPipelineTrace)
+	setIf(&st.IsPublic, in.IsPublic)
+	if in.Icon != nil {
+		st.Icon = strings.TrimSpace(*in.Icon)
+	}
+	if in.ThemeColor != nil {
+		st.ThemeColor = strings.TrimSpace(*in.ThemeColor)
+	}
+	if in.QuickQuestions != nil {
+		st.QuickQuestions = encodeQuickQuestions(*in.QuickQuestions)
+	}
+	if err := s.siteConflict(c, st); err != nil {
+		return err
+	}
+	if err := s.d.DB.UpdateSite(c.UserContext(), st); err != nil {
+		if errors.Is(err, db.ErrNotFound) {
+			return NotFound("site")
+		}
+		return conflictFromDB(err, st)
+	}
+	s.invalidateSiteCache(c.UserContext(), &before, st)
+	return s.sendSite(c, st, http.StatusOK)
+}
+
+func (s *Server) deleteSite(c *fiber.Ctx) error {
+	st, err := s.adminSiteByID(c, AdminOnly)
+	if err != nil {
+		return err
+	}
+	if s.d.Temporal == nil {
+		// No workflow engine (tests, tools): delete the rows in one transaction.
+		if err := s.d.DB.DeleteSiteCascade(c.UserContext(), st.ID); err != nil {
+			if errors.Is(err, db.ErrNotFound) {
+				return NotFound("site")
+			}
+			return err
+		}
+		s.invalidateSiteCache(c.UserContext(), st)
+		return ok(c, SiteDeleted{Message: "Site deleted"})
+	}
+	// The site disappears from both APIs at once; the DeleteSite workflow then
+	// removes vectors, files, documents, chats, collections and the row in
+	// retryable steps.
+	if err := s.d.DB.MarkSiteDeleting(c.UserContext(), st.ID); err != nil {
+		return err
+	}
+	s.invalidateSiteCache(c.UserContext(), st)
+	jobID, err := s.startJob(c, JobDeleteSite, workflows.DeleteSiteID(st.ID), "", workflows.DeleteSite,
+		workflows.DeleteSiteInput{SiteID: st.ID, TenantID: st.TenantID})
+	if err != nil {
+		return err
+	}
+	return ok(c, SiteDeleted{Message: "Site deletion started", JobID: jobID})
+}
+
+// SiteDeleted is the result of DELETE /sites/{id}; job_id names the
+// DeleteSite job when one runs.
+type SiteDeleted struct {
+	Message string `json:"message"`
+	JobID   string `json:"job_id,omitempty"`
+}
+
+// ---- client handlers ------------------------------------------------------
+
+func (s *Server) clientListSites(c *fiber.Ctx) error {
+	var q ClientSiteListQuery
+	if err := bindQuery(c, &q); err != nil {
+		return err
+	}
+	if err := q.Defaults(10, 1000); err != nil {
+		return err
+	}
+	tenantID := q.TenantID
+	if slug := strings.TrimSpace(q.TenantSlug); slug != "" {
+		t, err := s.d.DB.TenantBySlug(c.UserContext(), slug)
+		if errors.Is(err, db.ErrNotFound) || (err == nil && tenantID != 0 && tenantID != t.ID) {
+			return paged(c, []ClientSite{}, 0, q.PageQuery)
+		}
+		if err != nil {
+			return err
+		}
+		tenantID = t.ID
+	}
+	sites, total, err := s.d.DB.ListSites(c.UserContext(), db.SiteFilter{Status: models.SiteActive,
+		TenantID: tenantID, Keyword: strings.TrimSpace(q.Keyword), Limit: q.Limit(), Offset: q.Offset()})
+	if err != nil {
+		return err
+	}
+	x, err := s.loadSiteExtras(c.UserContext(), sites, true)
+	if err != nil {
+		return err
+	}
+	out := make([]ClientSite, len(sites))
+	for i := range sites {
+		out[i] = clientSiteResponse(&sites[i], x)
+	}
+	return paged(c, out, total, q.PageQuery)
+}
+
+// Client site detail cache. A detail read is the landing request of every
+// site page, so the whole encoded response body is cached per lookup key and
+// per envelope language and sent as is on a hit: no query, no encoding.
+//
+// Keys are "site|<kind>|<value>|<msg>", kind being id, slug or domain and msg
+// the envelope's success message (the body differs by Accept-Language);
+// requests whose message is not in siteCacheMsgs bypass the cache so that
+// invalidation always knows every key of a site.
+var siteCacheMsgs = []string{"Success", "成功"}
+
+// siteWriteEpoch is bumped after every committed site write. A reader that
+// loaded the site before a concurrent write finished sees the epoch move and
+// does not store its (possibly stale) body.
+var siteWriteEpoch atomic.Int64
+
+func siteCacheKey(kind, value, msg string) string {
+	return "site|" + kind + "|" + value + "|" + msg
+}
+
+func cacheableMsg(msg string) bool {
+	for _, m := range siteCacheMsgs {
+		if m == msg {
+			return true
+		}
+	}
+	return false
+}
+
+// siteCacheKeys lists every client cache key that may hold a site.
+func siteCacheKeys(sites ...*models.Site) []string {
+	var keys []string
+	for _, st := range sites {
+		if st == nil {
+			continue
+		}
+		for _, m := range siteCacheMsgs {
+			keys = append(keys, siteCacheKey("id", strconv.FormatInt(st.ID, 10), m), siteCacheKey("slug", st.Slug, m))
+			if st.Domain != nil {
+				keys = append(keys, siteCacheKey("domain", *st.Domain, m))
+			}
+		}
+	}
+	return keys
+}
+
+// invalidateSiteCache drops the cached client details of the given site
+// versions (pass the old and the new version after an update, so the old slug
+// and domain are dropped too). Any handler that changes what the client
+// detail shows (site fields, the access password) must call it after its
+// write commits. The keys are deleted again a little later to catch a reader
+// of another instance that loaded the old row just before the commit.
+func (s *Server) invalidateSiteCache(ctx context.Context, sites ...*models.Site) {
+	siteWriteEpoch.Add(1)
+	keys := siteCacheKeys(sites...)
+	if err := s.d.Cache.Delete(ctx, keys...); err != nil {
+		s.log.Warn("site cache invalidation failed", "err", err, "keys", keys)
+	}
+	time.AfterFunc(2*time.Second, func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = s.d.Cache.Delete(ctx, keys...)
+	})
+}
+
+// clientSiteDetail serves one cached client lookup: kind and value name the
+// cache key, load reads the site on a miss.
+func (s *Server) clientSiteDetail(c *fiber.Ctx, kind, value string, load func(ctx context.Context) (*models.Site, error)) error {
+	ctx := c.UserContext()
+	msg := msgSuccess(c)
+	useCache := cacheableMsg(msg)
+	key := siteCacheKey(kind, value, msg)
+	if useCache {
+		b, hit, err := s.d.Cache.Get(ctx, key)
+		if err != nil {
+			s.log.Warn("site cache read failed", "err", err, "key", key)
+		}
+		if hit {
+			c.Type("json")
+			return c.Send(b)
+		}
+	}
+	epoch := siteWriteEpoch.Load()
+	st, err := load(ctx)
+	if errors.Is(err, db.ErrNotFound) || (err == nil && (st.Deleting || st.Status != models.SiteActive)) {
+		return NotFound("site")
+	}
+	if err != nil {
+		return err
+	}
+	x, err := s.loadSiteExtras(ctx, []models.Site{*st}, true)
+	if err != nil {
+		return err
+	}
+	b, err := json.Marshal(Envelope{Code: 0, Msg: msg, Data: clientSiteResponse(st, x)})
+	if err != nil {
+		return err
+	}
+	if useCache && siteWriteEpoch.Load() == epoch {
+		if err := s.d.Cache.Set(ctx, key, b, s.d.Cfg.ClientSiteCacheTTL); err != nil {
+			s.log.Warn("site cache write failed", "err", err, "key", key)
+		}
+	}
+	c.Type("json")
+	return c.Send(b)
+}
+
+func (s *Server) clientSiteByID(c *fiber.Ctx) error {
+	id, err := pathInt(c, "id")
+	if err != nil {
+		return err
+	}
+	return s.clientSiteDetail(c, "id", strconv.FormatInt(id, 10), func(ctx context.Context) (*models.Site, error) {
+		return s.d.DB.GetSite(ctx, id)
+	})
+}
+
+func (s *Server) clientSiteBySlug(c *fiber.Ctx) error {
+	// Fiber's parameters point into the request buffer; the key outlives it.
+	slug := strings.Clone(param(c, "slug"))
+	return s.clientSiteDetail(c, "slug", slug, func(ctx context.Context) (*models.Site, error) {
+		return s.d.DB.SiteBySlug(ctx, slug)
+	})
+}
+
+func (s *Server) clientSiteByDomain(c *fiber.Ctx) error {
+	domain := strings.Clone(strings.ToLower(strings.TrimSpace(param(c, "domain"))))
+	return s.clientSiteDetail(c, "domain", domain, func(ctx context.Context) (*models.Site, error) {
+		return s.d.DB.SiteByDomain(ctx, domain)
+	})
+}
