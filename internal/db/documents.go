@@ -1,0 +1,267 @@
+package db
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/lorekb/lore/models"
+	"github.com/uptrace/bun"
+)
+
+// ErrCollectionNotInSite refuses a document whose collection_id names a
+// collection that does not exist or belongs to another site (API: 400).
+var ErrCollectionNotInSite = errors.New("collection_id: the collection does not exist in this site")
+
+// DocumentFilter is the query of the admin and client document lists. The
+// caller whitelists OrderBy and OrderDir.
+type DocumentFilter struct {
+	// SiteIDs restricts to these sites (an editor's assigned sites); nil
+	// means any site.
+	SiteIDs []int64
+	SiteID  int64
+	// CollectionIDs restricts to these collections (a collection and its
+	// descendants); nil means any, empty matches nothing.
+	CollectionIDs []int64
+	Status        string
+	VectorStatus  string
+	Keyword       string // matches title, content or summary
+	TenantID      int64
+	// Public keeps published documents of active sites that are not being
+	// deleted: what the Client API may show.
+	Public bool
+	// NoPasswordSites drops documents of sites that need an access password
+	// (client lists not scoped to one site).
+	NoPasswordSites bool
+	ExcludeContent  bool
+	OrderBy         string
+	OrderDir        string
+	Limit, Offset   int
+}
+
+// ListDocuments returns a page of documents and the total. Keyword search is
+// a case-insensitive substring match with LIKE metacharacters escaped; on
+// PostgreSQL it is ILIKE, which the trigram indexes serve.
+func (d *DB) ListDocuments(ctx context.Context, f DocumentFilter) ([]models.Document, int, error) {
+	var docs []models.Document
+	q := d.NewSelect().Model(&docs)
+	if f.ExcludeContent {
+		q = q.ExcludeColumn("content")
+	}
+	if f.SiteIDs != nil {
+		q = q.Where("site_id IN (?)", bun.In(nonEmpty(f.SiteIDs)))
+	}
+	if f.SiteID > 0 {
+		q = q.Where("site_id = ?", f.SiteID)
+	}
+	if f.CollectionIDs != nil {
+		q = q.Where("collection_id IN (?)", bun.In(nonEmpty(f.CollectionIDs)))
+	}
+	if f.Status != "" {
+		q = q.Where("status = ?", f.Status)
+	}
+	if f.VectorStatus != "" {
+		q = q.Where("vector_status = ?", f.VectorStatus)
+	}
+	if f.TenantID > 0 {
+		q = q.Where("tenant_id = ?", f.TenantID)
+	}
+	if f.Public {
+		q = q.Where("status = ?", models.DocPublished)
+		sites := d.NewSelect().Model((*models.Site)(nil)).Column("id").
+			Where("status = ?", models.SiteActive).Where("deleting = ?", false)
+		if f.NoPasswordSites {
+			sites = sites.Where("requires_password = ?", false)
+		}
+		q = q.Where("site_id IN (?)", sites)
+	}
+	if f.Keyword != "" {
+		op, kw := d.LikeOp(), Like(f.Keyword)
+		q = q.WhereGroup(" AND ", func(q *bun.SelectQuery) *bun.SelectQuery {
+			return q.Where("title "+op+" ? ESCAPE '\\'", kw).
+				WhereOr("content "+op+" ? ESCAPE '\\'", kw).
+				WhereOr("summary "+op+" ? ESCAPE '\\'", kw)
+		})
+	}
+	orderBy, dir := f.OrderBy, f.OrderDir
+	if orderBy == "" {
+		orderBy = "created_at"
+	}
+	if dir != "asc" {
+		dir = "desc"
+	}
+	q = q.OrderExpr("? "+dir+", id "+dir, bun.Ident(orderBy)).Limit(int64(f.Limit)).Offset(int64(f.Offset))
+	n, err := q.ScanAndCount(ctx)
+	return docs, int(n), Classify(err)
+}
+
+// nonEmpty turns an empty id list into one that matches no row, since
+// "IN ()" is not valid SQL.
+func nonEmpty(ids []int64) []int64 {
+	if len(ids) == 0 {
+		return []int64{-1}
+	}
+	return ids
+}
+
+// GetDocument returns a document by id.
+func (d *DB) GetDocument(ctx context.Context, id int64) (*models.Document, error) {
+	doc := new(models.Document)
+	err := d.NewSelect().Model(doc).Where("id = ?", id).Scan(ctx)
+	return doc, Classify(err)
+}
+
+// DocumentWithSite is a document with the names of its site and tenant, as
+// document details show them.
+type DocumentWithSite struct {
+	models.Document `bun:",extend"`
+	SiteName        *string `bun:"site_name"`
+	SiteSlug        *string `bun:"site_slug"`
+	TenantSlug      *string `bun:"tenant_slug"`
+}
+
+// GetDocumentWithSite returns a document with its site's name and slug and
+// its tenant's slug in one query (the client detail is a hot path).
+func (d *DB) GetDocumentWithSite(ctx context.Context, id int64) (*DocumentWithSite, error) {
+	row := new(DocumentWithSite)
+	err := d.NewSelect().Model(row).ColumnExpr("?TableAlias.*").
+		ColumnExpr("s.name AS site_name, s.slug AS site_slug, t.slug AS tenant_slug").
+		Join("LEFT JOIN sites AS s ON s.id = ?TableAlias.site_id").
+		Join("LEFT JOIN tenants AS t ON t.id = s.tenant_id").
+		Where("?TableAlias.id = ?", id).Scan(ctx)
+	return row, Classify(err)
+}
+
+// SiteInfo names a site and its tenant.
+type SiteInfo struct {
+	ID         int64  `bun:"id"`
+	Name       string `bun:"name"`
+	Slug       string `bun:"slug"`
+	TenantSlug string `bun:"tenant_slug"`
+}
+
+// SiteInfos maps site ids to their names and tenant slugs (one query for a
+// page of documents).
+func (d *DB) SiteInfos(ctx context.Context, siteIDs []int64) (map[int64]SiteInfo, error) {
+	out := map[int64]SiteInfo{}
+	if len(siteIDs) == 0 {
+		return out, nil
+	}
+	var rows []SiteInfo
+	err := d.NewSelect().TableExpr("sites AS s").
+		ColumnExpr("s.id, s.name, s.slug, COALESCE(t.slug, '') AS tenant_slug").
+		Join("LEFT JOIN tenants AS t ON t.id = s.tenant_id").
+		Where("s.id IN (?)", bun.In(siteIDs)).Scan(ctx, &rows)
+	for _, r := range rows {
+		out[r.ID] = r
+	}
+	return out, Classify(err)
+}
+
+// CreateDocument inserts doc. A collection_id must name a collection of the
+// document's site; on PostgreSQL the collection row is share-locked so that a
+// concurrent collection delete cannot orphan the document.
+func (d *DB) CreateDocument(ctx context.Context, doc *models.Document) error {
+	now := time.Now().UTC()
+	doc.CreatedAt, doc.UpdatedAt = now, now
+	if doc.ContentVersion == 0 {
+		doc.ContentVersion = 1
+	}
+	return d.Tx(ctx, func(ctx context.Context, tx bun.Tx) error {
+		if err := d.checkDocCollection(ctx, tx, doc.SiteID, doc.CollectionID); err != nil {
+			return err
+		}
+		_, err := tx.NewInsert().Model(doc).Exec(ctx)
+		return err
+	})
+}
+
+// UpdateDocument reads the document in a transaction (row-locked on
+// PostgreSQL), lets change edit it, and writes it back. It returns the rows
+// before and after the change.
+//
+// Vector bookkeeping: when the title or the content changed, content_version
+// is bumped (chunk ids include it, so a later vectorization replaces the old
+// chunks), and a document whose vector_status was "completed" becomes
+// "outdated": it stays searchable with its old vectors until it is vectorized
+// again. Other vector states are left to the vectorization workflow.
+func (d *DB) UpdateDocument(ctx context.Context, id int64, change func(doc *models.Document) error) (before, after *models.Document, err error) {
+	err = d.Tx(ctx, func(ctx context.Context, tx bun.Tx) error {
+		doc := new(models.Document)
+		q := tx.NewSelect().Model(doc).Where("id = ?", id)
+		if d.Postgres() {
+			q = q.For("UPDATE")
+		}
+		if err := q.Scan(ctx); err != nil {
+			return err
+		}
+		old := *doc
+		if err := change(doc); err != nil {
+			return err
+		}
+		if !sameParent(old.CollectionID, doc.CollectionID) {
+			if err := d.checkDocCollection(ctx, tx, doc.SiteID, doc.CollectionID); err != nil {
+				return err
+			}
+		}
+		if doc.Title != old.Title || doc.Content != old.Content {
+			doc.ContentVersion = old.ContentVersion + 1
+			if old.VectorStatus == models.VecCompleted {
+				doc.VectorStatus = models.VecOutdated
+			}
+		}
+		doc.UpdatedAt = time.Now().UTC()
+		// views is left out: the view flusher increments it concurrently.
+		if _, err := tx.NewUpdate().Model(doc).Column("collection_id", "title", "content", "summary",
+			"cover_image", "category", "author", "tags", "status", "vector_status", "content_version",
+			"reading_time", "updated_at").WherePK().Exec(ctx); err != nil {
+			return err
+		}
+		before, after = &old, doc
+		return nil
+	})
+	return before, after, err
+}
+
+// DeleteDocument deletes a document and returns the deleted row.
+func (d *DB) DeleteDocument(ctx context.Context, id int64) (*models.Document, error) {
+	doc := new(models.Document)
+	err := d.Tx(ctx, func(ctx context.Context, tx bun.Tx) error {
+		if err := tx.NewSelect().Model(doc).ExcludeColumn("content").Where("id = ?", id).Scan(ctx); err != nil {
+			return err
+		}
+		_, err := tx.NewDelete().Model((*models.Document)(nil)).Where("id = ?", id).Exec(ctx)
+		return err
+	})
+	return doc, err
+}
+
+// TreeDocuments returns the id, title, status, views, tags and collection of
+// every document of the site that sits in a collection (published ones only
+// when publishedOnly), newest first: the document nodes of a tree.
+func (d *DB) TreeDocuments(ctx context.Context, siteID int64, publishedOnly bool) ([]models.Document, error) {
+	var docs []models.Document
+	q := d.NewSelect().Model(&docs).Column("id", "title", "status", "views", "tags", "collection_id", "created_at").
+		Where("site_id = ?", siteID).Where("collection_id IS NOT NULL")
+	if publishedOnly {
+		q = q.Where("status = ?", models.DocPublished)
+	}
+	err := q.Order("created_at DESC", "id DESC").Scan(ctx)
+	return docs, Classify(err)
+}
+
+func (d *DB) checkDocCollection(ctx context.Context, tx bun.Tx, siteID int64, collectionID *int64) error {
+	if collectionID == nil {
+		return nil
+	}
+	var site int64
+	q := tx.NewSelect().Model((*models.Collection)(nil)).Column("site_id").Where("id = ?", *collectionID)
+	if d.Postgres() {
+		q = q.For("SHARE")
+	}
+	err := q.Scan(ctx, &site)
+	if errors.Is(Classify(err), ErrNotFound) || (err == nil && site != siteID) {
+		return ErrCollectionNotInSite
+	}
+	return err
+}

@@ -1,0 +1,213 @@
+package db
+
+import (
+	"context"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/lorekb/lore/models"
+	"github.com/uptrace/bun"
+)
+
+// Length limits of the stored request headers of a view event.
+const (
+	maxViewIP      = 64
+	maxViewUA      = 512
+	maxViewReferer = 1024
+	// maxPendingEvents bounds memory while the database is down: beyond it
+	// further event rows are dropped (and counted in Dropped), but their view
+	// counts are still kept and written, so documents.views stays exact.
+	maxPendingEvents = 1 << 20
+	// insertBatch is the number of rows of one multi-row INSERT.
+	insertBatch = 1000
+)
+
+// ViewRecorder batches document views so that a client detail read costs no
+// write on the request path. Record keeps the view event and the per-document
+// count in memory; a background flusher writes everything pending every
+// interval in one transaction (a multi-row INSERT of the events and one
+// "views = views + n" UPDATE per document). A failed flush keeps its data and
+// is retried on the next tick, so no view is lost while the process lives;
+// Close flushes what is left for a clean shutdown.
+type ViewRecorder struct {
+	db       *DB
+	interval time.Duration
+
+	mu       sync.Mutex
+	events   []models.ViewEvent
+	counts   map[int64]int64 // pending views per document, not yet flushed
+	inflight map[int64]int64 // views of the flush being written
+
+	flushMu   sync.Mutex // one flush at a time
+	dropped   atomic.Int64
+	onError   atomic.Pointer[func(error)]
+	onFlushed atomic.Pointer[func(map[int64]int64)]
+
+	stop      chan struct{}
+	done      chan struct{}
+	closeOnce sync.Once
+}
+
+// NewViewRecorder starts a recorder that flushes every flushInterval (at
+// least 10ms; 200ms when zero).
+func NewViewRecorder(db *DB, flushInterval time.Duration) *ViewRecorder {
+	if flushInterval <= 0 {
+		flushInterval = 200 * time.Millisecond
+	}
+	if flushInterval < 10*time.Millisecond {
+		flushInterval = 10 * time.Millisecond
+	}
+	r := &ViewRecorder{db: db, interval: flushInterval, counts: map[int64]int64{},
+		inflight: map[int64]int64{}, stop: make(chan struct{}), done: make(chan struct{})}
+	go r.loop()
+	return r
+}
+
+// OnError sets the function told about failed background flushes (they are
+// retried on the next tick).
+func (r *ViewRecorder) OnError(fn func(error)) { r.onError.Store(&fn) }
+
+// OnFlushed sets the function told, after each committed flush, how many
+// views were added to each document's stored count, so cached copies can be
+// brought up to date. It runs while Record is held off, at the moment those
+// views stop being pending, so stored-plus-pending stays consistent; it must
+// be quick and must not call back into the recorder.
+func (r *ViewRecorder) OnFlushed(fn func(added map[int64]int64)) { r.onFlushed.Store(&fn) }
+
+// Record notes one view of the document and returns the number of views of
+// that document not yet written to documents.views (this one included), so a
+// response can show the stored count plus the pending ones.
+func (r *ViewRecorder) Record(siteID, docID int64, ip, userAgent, referer string) int64 {
+	ev := models.ViewEvent{SiteID: siteID, DocumentID: docID, IP: clip(ip, maxViewIP),
+		UserAgent: clip(userAgent, maxViewUA), Referer: clip(referer, maxViewReferer), CreatedAt: time.Now().UTC()}
+	r.mu.Lock()
+	if len(r.events) < maxPendingEvents {
+		r.events = append(r.events, ev)
+	} else {
+		r.dropped.Add(1)
+	}
+	r.counts[docID]++
+	n := r.counts[docID] + r.inflight[docID]
+	r.mu.Unlock()
+	return n
+}
+
+// Pending returns the views of the document not yet written.
+func (r *ViewRecorder) Pending(docID int64) int64 {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.counts[docID] + r.inflight[docID]
+}
+
+// Dropped is the number of event rows discarded because too many were
+// pending (their view counts were kept).
+func (r *ViewRecorder) Dropped() int64 { return r.dropped.Load() }
+
+// Flush writes everything pending now. On failure the data stays pending.
+func (r *ViewRecorder) Flush(ctx context.Context) error {
+	r.flushMu.Lock()
+	defer r.flushMu.Unlock()
+	r.mu.Lock()
+	events, counts := r.events, r.counts
+	if len(events) == 0 && len(counts) == 0 {
+		r.mu.Unlock()
+		return nil
+	}
+	r.events, r.counts, r.inflight = nil, map[int64]int64{}, counts
+	r.mu.Unlock()
+
+	err := r.write(ctx, events, counts)
+
+	r.mu.Lock()
+	r.inflight = map[int64]int64{}
+	if err == nil {
+		if fn := r.onFlushed.Load(); fn != nil {
+			(*fn)(counts)
+		}
+	} else {
+		// Put the batch back in front of what arrived meanwhile.
+		r.events = append(events, r.events...)
+		if len(r.events) > maxPendingEvents {
+			r.dropped.Add(int64(len(r.events) - maxPendingEvents))
+			r.events = r.events[:maxPendingEvents]
+		}
+		for id, n := range r.counts {
+			counts[id] += n
+		}
+		r.counts = counts
+	}
+	r.mu.Unlock()
+	return err
+}
+
+func (r *ViewRecorder) write(ctx context.Context, events []models.ViewEvent, counts map[int64]int64) error {
+	ids := make([]int64, 0, len(counts))
+	for id := range counts {
+		ids = append(ids, id)
+	}
+	// A fixed lock order keeps concurrent flushers (several API processes)
+	// free of deadlocks.
+	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
+	return r.db.Tx(ctx, func(ctx context.Context, tx bun.Tx) error {
+		for start := 0; start < len(events); start += insertBatch {
+			end := min(start+insertBatch, len(events))
+			batch := events[start:end:end]
+			if _, err := tx.NewInsert().Model(&batch).Exec(ctx); err != nil {
+				return err
+			}
+		}
+		for _, id := range ids {
+			if _, err := tx.NewUpdate().Model((*models.Document)(nil)).Set("views = views + ?", counts[id]).
+				Where("id = ?", id).Exec(ctx); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+func (r *ViewRecorder) loop() {
+	defer close(r.done)
+	t := time.NewTicker(r.interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-r.stop:
+			return
+		case <-t.C:
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			if err := r.Flush(ctx); err != nil {
+				if fn := r.onError.Load(); fn != nil {
+					(*fn)(err)
+				}
+			}
+			cancel()
+		}
+	}
+}
+
+// Close stops the background flusher and writes what is pending. Call it
+// after the HTTP server has stopped taking requests; views recorded later
+// are only written by another Flush.
+func (r *ViewRecorder) Close(ctx context.Context) error {
+	r.closeOnce.Do(func() { close(r.stop) })
+	select {
+	case <-r.done:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	return r.Flush(ctx)
+}
+
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	// Cut on a rune boundary.
+	for n > 0 && n < len(s) && s[n]&0xC0 == 0x80 {
+		n--
+	}
+	return s[:n]
+}

@@ -1,0 +1,102 @@
+package telemetry
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/interceptor"
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+)
+
+// TemporalInterceptor returns a worker interceptor that records activity
+// outcomes and latency (lore_activity_total, lore_activity_duration_seconds)
+// and workflow closes (lore_workflow_total, lore_workflow_duration_seconds).
+// Add it to worker.Options.Interceptors. Workflow metrics are written only
+// when the workflow is not replaying, so a worker restart or a cache eviction
+// that replays history never counts a run twice.
+func (m *Metrics) TemporalInterceptor() interceptor.WorkerInterceptor {
+	if m == nil {
+		return &interceptor.WorkerInterceptorBase{}
+	}
+	return &workerInterceptor{m: m}
+}
+
+type workerInterceptor struct {
+	interceptor.WorkerInterceptorBase
+	m *Metrics
+}
+
+func (w *workerInterceptor) InterceptActivity(ctx context.Context, next interceptor.ActivityInboundInterceptor) interceptor.ActivityInboundInterceptor {
+	return &activityInbound{ActivityInboundInterceptorBase: interceptor.ActivityInboundInterceptorBase{Next: next}, m: w.m}
+}
+
+func (w *workerInterceptor) InterceptWorkflow(ctx workflow.Context, next interceptor.WorkflowInboundInterceptor) interceptor.WorkflowInboundInterceptor {
+	return &workflowInbound{WorkflowInboundInterceptorBase: interceptor.WorkflowInboundInterceptorBase{Next: next}, m: w.m}
+}
+
+type activityInbound struct {
+	interceptor.ActivityInboundInterceptorBase
+	m *Metrics
+}
+
+func (a *activityInbound) ExecuteActivity(ctx context.Context, in *interceptor.ExecuteActivityInput) (any, error) {
+	name := activity.GetInfo(ctx).ActivityType.Name
+	start := time.Now()
+	// A panic skips the assignment below and is recorded as a failure; it is
+	// not recovered here, so the SDK still turns it into a panic error.
+	outcome := OutcomeFailure
+	defer func() {
+		a.m.activityTotal.WithLabelValues(name, outcome).Inc()
+		a.m.activityDuration.WithLabelValues(name).Observe(time.Since(start).Seconds())
+	}()
+	res, err := a.Next.ExecuteActivity(ctx, in)
+	outcome = activityOutcome(err)
+	return res, err
+}
+
+func activityOutcome(err error) string {
+	switch {
+	case err == nil:
+		return OutcomeSuccess
+	case errors.Is(err, activity.ErrResultPending):
+		return OutcomePending
+	case temporal.IsCanceledError(err), errors.Is(err, context.Canceled):
+		return OutcomeCanceled
+	}
+	return OutcomeFailure
+}
+
+type workflowInbound struct {
+	interceptor.WorkflowInboundInterceptorBase
+	m *Metrics
+}
+
+func (w *workflowInbound) ExecuteWorkflow(ctx workflow.Context, in *interceptor.ExecuteWorkflowInput) (any, error) {
+	res, err := w.Next.ExecuteWorkflow(ctx, in)
+	// A panic never gets here: the SDK fails the workflow task and retries it,
+	// which is not a workflow outcome.
+	if !workflow.IsReplaying(ctx) {
+		info := workflow.GetInfo(ctx)
+		name := info.WorkflowType.Name
+		w.m.workflowTotal.WithLabelValues(name, workflowOutcome(err)).Inc()
+		if d := workflow.Now(ctx).Sub(info.WorkflowStartTime); d >= 0 {
+			w.m.workflowDuration.WithLabelValues(name).Observe(d.Seconds())
+		}
+	}
+	return res, err
+}
+
+func workflowOutcome(err error) string {
+	switch {
+	case err == nil:
+		return OutcomeCompleted
+	case workflow.IsContinueAsNewError(err):
+		return OutcomeContinuedAsNew
+	case temporal.IsCanceledError(err):
+		return OutcomeCanceled
+	}
+	return OutcomeFailed
+}
