@@ -99,6 +99,9 @@ func fillQuery(c *fiber.Ctx, v reflect.Value) error {
 		if raw == "" {
 			continue
 		}
+		if strings.ContainsRune(raw, 0) {
+			return Invalid("%s: NUL characters are not allowed", name)
+		}
 		if err := setValue(fv, raw); err != nil {
 			return Invalid("%s: invalid value %q (%s expected)", name, truncate(raw, 40), kindName(f.Type))
 		}
@@ -184,6 +187,10 @@ func bindJSON(c *fiber.Ctx, dst any) error {
 	if _, err := dec.Token(); err != io.EOF {
 		return BadRequest("malformed JSON: trailing data after the body")
 	}
+	// PostgreSQL cannot store NUL in text: refuse it in every string field.
+	if field := findNUL(reflect.ValueOf(dst), ""); field != "" {
+		return Invalid("%s: NUL characters are not allowed", field)
+	}
 	return validationError(validate.Struct(dst))
 }
 
@@ -245,4 +252,71 @@ func truncate(s string, n int) string {
 		return s
 	}
 	return s[:n] + "…"
+}
+
+// findNUL returns the JSON path of the first string in v containing a NUL.
+func findNUL(v reflect.Value, path string) string {
+	switch v.Kind() {
+	case reflect.Pointer, reflect.Interface:
+		if v.IsNil() {
+			return ""
+		}
+		return findNUL(v.Elem(), path)
+	case reflect.String:
+		if strings.ContainsRune(v.String(), 0) {
+			if path == "" {
+				return "body"
+			}
+			return path
+		}
+	case reflect.Struct:
+		t := v.Type()
+		for i := 0; i < t.NumField(); i++ {
+			if !t.Field(i).IsExported() {
+				continue
+			}
+			name := strings.Split(t.Field(i).Tag.Get("json"), ",")[0]
+			if name == "" || name == "-" {
+				name = t.Field(i).Name
+			}
+			if t.Field(i).Anonymous {
+				name = ""
+			}
+			if p := findNUL(v.Field(i), joinPath(path, name)); p != "" {
+				return p
+			}
+		}
+	case reflect.Slice, reflect.Array:
+		if v.Type().Elem().Kind() == reflect.Uint8 {
+			if bytes.IndexByte(v.Bytes(), 0) >= 0 || bytes.Contains(v.Bytes(), []byte(`\u0000`)) {
+				return joinPath(path, "")
+			}
+			return ""
+		}
+		for i := 0; i < v.Len(); i++ {
+			if p := findNUL(v.Index(i), fmt.Sprintf("%s[%d]", path, i)); p != "" {
+				return p
+			}
+		}
+	case reflect.Map:
+		for _, k := range v.MapKeys() {
+			if p := findNUL(v.MapIndex(k), joinPath(path, fmt.Sprint(k.Interface()))); p != "" {
+				return p
+			}
+		}
+	}
+	return ""
+}
+
+func joinPath(a, b string) string {
+	switch {
+	case a == "":
+		if b == "" {
+			return "body"
+		}
+		return b
+	case b == "":
+		return a
+	}
+	return a + "." + b
 }

@@ -151,24 +151,16 @@ func (s *Server) documentRoutes() []Route {
 // --- view counting and the client detail cache ---
 
 // docState is the per-Server state of the client document detail path: the
-// lazily started view recorder and the detail cache. It lives in a map keyed
-// by the Server because the Server struct is defined in server.go; a field
-// there would replace the map.
+// lazily started view recorder and the detail cache.
 type docState struct {
 	once  sync.Once
 	rec   atomic.Pointer[db.ViewRecorder]
 	cache *docCache
 }
 
-var docStates sync.Map // *Server → *docState
+func newDocState() *docState { return &docState{cache: newDocCache(clientDocTTL, clientDocCacheBytes)} }
 
-func (s *Server) docState() *docState {
-	if v, ok := docStates.Load(s); ok {
-		return v.(*docState)
-	}
-	v, _ := docStates.LoadOrStore(s, &docState{cache: newDocCache(clientDocTTL, clientDocCacheBytes)})
-	return v.(*docState)
-}
+func (s *Server) docState() *docState { return s.docs }
 
 // views returns the server's view recorder, starting it on first use with
 // the configured flush interval. A committed flush adds the written views to
@@ -187,10 +179,8 @@ func (s *Server) views() *db.ViewRecorder {
 
 // FlushViews writes the pending document views now (tests, admin stats).
 func (s *Server) FlushViews(ctx context.Context) error {
-	if v, ok := docStates.Load(s); ok {
-		if r := v.(*docState).rec.Load(); r != nil {
-			return r.Flush(ctx)
-		}
+	if r := s.docs.rec.Load(); r != nil {
+		return r.Flush(ctx)
 	}
 	return nil
 }
@@ -198,29 +188,19 @@ func (s *Server) FlushViews(ctx context.Context) error {
 // CloseViews stops the view flusher and writes what is pending; call it on
 // shutdown after the HTTP server has stopped.
 func (s *Server) CloseViews(ctx context.Context) error {
-	v, ok := docStates.Load(s)
-	if !ok {
-		return nil
+	if r := s.docs.rec.Load(); r != nil {
+		return r.Close(ctx)
 	}
-	r := v.(*docState).rec.Load()
-	if r == nil {
-		return nil
-	}
-	err := r.Close(ctx)
-	docStates.Delete(s)
-	return err
+	return nil
 }
 
 // forgetDocuments drops cached client details after a write; with no ids it
 // drops them all (collection renames and moves change many paths).
 func (s *Server) forgetDocuments(ids ...int64) {
-	if v, ok := docStates.Load(s); ok {
-		c := v.(*docState).cache
-		if len(ids) == 0 {
-			c.clear()
-		} else {
-			c.forget(ids...)
-		}
+	if len(ids) == 0 {
+		s.docs.cache.clear()
+	} else {
+		s.docs.cache.forget(ids...)
 	}
 }
 

@@ -5,6 +5,7 @@
 package api
 
 import (
+	"context"
 	"embed"
 	"io/fs"
 	"log/slog"
@@ -31,6 +32,7 @@ type Server struct {
 	d      *deps.Deps
 	log    *slog.Logger
 	routes []Route
+	docs   *docState // view recorder and client document detail cache
 
 	specOnce sync.Once
 	specs    map[Surface][]byte
@@ -39,7 +41,7 @@ type Server struct {
 
 // New builds the server and mounts every route.
 func New(d *deps.Deps) *Server {
-	s := &Server{d: d, log: d.Log}
+	s := &Server{d: d, log: d.Log, docs: newDocState()}
 	s.app = fiber.New(fiber.Config{
 		ErrorHandler:          s.errorHandler,
 		BodyLimit:             int(d.Cfg.UploadMaxBytes) + 1<<20, // multipart uploads; JSON bodies are limited by bodyLimit
@@ -61,8 +63,17 @@ func (s *Server) App() *fiber.App { return s.app }
 // Listen serves until Shutdown.
 func (s *Server) Listen(addr string) error { return s.app.Listen(addr) }
 
-// Shutdown stops accepting connections and waits for in-flight requests.
-func (s *Server) Shutdown() error { return s.app.ShutdownWithTimeout(10 * time.Second) }
+// Shutdown stops accepting connections, waits for in-flight requests and
+// writes the buffered view counts.
+func (s *Server) Shutdown() error {
+	err := s.app.ShutdownWithTimeout(10 * time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if cerr := s.CloseViews(ctx); cerr != nil && err == nil {
+		err = cerr
+	}
+	return err
+}
 
 // Routes returns the route table (used by the role-matrix and bad-input tests).
 func (s *Server) Routes() []Route { return s.routes }

@@ -48,6 +48,7 @@ func init() {
 				"CREATE EXTENSION IF NOT EXISTS pg_trgm",
 				"CREATE INDEX IF NOT EXISTS documents_title_trgm_idx ON documents USING gin (title gin_trgm_ops)",
 				"CREATE INDEX IF NOT EXISTS documents_content_trgm_idx ON documents USING gin (content gin_trgm_ops)",
+				"CREATE INDEX IF NOT EXISTS documents_summary_trgm_idx ON documents USING gin (summary gin_trgm_ops)",
 				"CREATE INDEX IF NOT EXISTS chat_sessions_title_trgm_idx ON chat_sessions USING gin (title gin_trgm_ops)",
 			)
 		}
