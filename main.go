@@ -16,6 +16,7 @@ import (
 	"github.com/lorekb/lore/api"
 	"github.com/lorekb/lore/internal/config"
 	"github.com/lorekb/lore/internal/deps"
+	"github.com/lorekb/lore/internal/telemetry"
 	"github.com/lorekb/lore/worker"
 )
 
@@ -82,6 +83,11 @@ func run(ctx context.Context, serveHTTP bool) error {
 	}
 	log := deps.NewLogger(cfg)
 	slog.SetDefault(log)
+	shutdownTracing, err := telemetry.SetupTracing(ctx, "lore")
+	if err != nil {
+		return err
+	}
+	defer shutdownTracing(context.Background()) //nolint:errcheck
 	d, err := deps.Open(ctx, cfg, log)
 	if err != nil {
 		return err

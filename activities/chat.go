@@ -96,7 +96,7 @@ var searchTool = llm.ToolDef{
 // batches as they arrive; the activity heartbeats with every batch so a
 // cancelled run (client gone, timeout) stops the model call.
 func (a *Chat) ModelTurn(ctx context.Context, in ModelTurnInput) (ModelTurnResult, error) {
-	model, _, err := a.D.ChatModel(ctx, in.TenantID)
+	model, modelName, err := a.D.ChatModel(ctx, in.TenantID)
 	if err != nil {
 		return ModelTurnResult{}, temporal.NewNonRetryableApplicationError(err.Error(), "Config", err)
 	}
@@ -113,6 +113,7 @@ func (a *Chat) ModelTurn(ctx context.Context, in ModelTurnInput) (ModelTurnResul
 	var res ModelTurnResult
 	started := map[int]bool{}
 	res.ContextCount = len(msgs) - 1
+	t0 := time.Now()
 	out, err := model.Generate(ctx, req, func(d llm.Delta) {
 		now := time.Now().UnixMilli() - in.StartedAtMs
 		if res.FirstDeltaMs == 0 {
@@ -143,6 +144,7 @@ func (a *Chat) ModelTurn(ctx context.Context, in ModelTurnInput) (ModelTurnResul
 			em.add(map[string]any{"type": "response.tool_call.delta", "tool_call": call})
 		}
 	})
+	a.D.Metrics.ObserveModel("chat", modelName, time.Since(t0), out.Usage.InputTokens, out.Usage.OutputTokens, err)
 	if ferr := em.flush(); ferr != nil && err == nil {
 		err = ferr
 	}
@@ -344,7 +346,9 @@ func (a *Chat) Search(ctx context.Context, in SearchInput) (SearchResult, error)
 		if err != nil {
 			return SearchResult{}, err
 		}
+		t0 := time.Now()
 		vecs, err := emb.Embed(ctx, []string{query})
+		a.D.Metrics.ObserveModel("embedding", emb.Model(), time.Since(t0), 0, 0, err)
 		if err != nil {
 			return SearchResult{}, classify(err)
 		}
@@ -460,7 +464,9 @@ func (a *Chat) rerank(ctx context.Context, tenantID int64, query string, hits []
 	for i, h := range hits {
 		docs[i] = h.Title + "\n" + h.Heading + "\n" + h.Text
 	}
+	t0 := time.Now()
 	ranked, err := rr.Rerank(ctx, query, docs, top)
+	a.D.Metrics.ObserveModel("rerank", fmt.Sprintf("%T", rr), time.Since(t0), 0, 0, err)
 	if err != nil {
 		if errors.Is(err, rerank.ErrPermanent) {
 			return nil, temporal.NewNonRetryableApplicationError(err.Error(), "RerankPermanent", err)

@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/lorekb/lore/internal/chunk"
 	"github.com/lorekb/lore/internal/db"
@@ -72,7 +73,9 @@ func (a *Vectorize) IndexDocument(ctx context.Context, in DocRef) (IndexResult, 
 		for _, p := range pieces[i:end] {
 			texts = append(texts, embedText(doc.Title, p))
 		}
+		t0 := time.Now()
 		vecs, err := emb.Embed(ctx, texts)
+		a.D.Metrics.ObserveModel("embedding", emb.Model(), time.Since(t0), 0, 0, err)
 		if err != nil {
 			return IndexResult{}, classify(err)
 		}

@@ -16,9 +16,11 @@ import (
 	"time"
 
 	"github.com/gofiber/fiber/v2"
+	"github.com/gofiber/fiber/v2/middleware/adaptor"
 	"github.com/gofiber/fiber/v2/middleware/filesystem"
 	"github.com/google/uuid"
 	"github.com/lorekb/lore/internal/deps"
+	"github.com/lorekb/lore/internal/telemetry"
 )
 
 const requestIDKey = "request_id"
@@ -43,7 +45,10 @@ type Server struct {
 func New(d *deps.Deps) *Server {
 	s := &Server{d: d, log: d.Log, docs: newDocState()}
 	s.app = fiber.New(fiber.Config{
-		ErrorHandler:          s.errorHandler,
+		ErrorHandler: s.errorHandler,
+		// Values from the request (method, path, params, headers) outlive the
+		// handler in metrics labels, job ids and logs: never share buffers.
+		Immutable:             true,
 		BodyLimit:             int(d.Cfg.UploadMaxBytes) + 1<<20, // multipart uploads; JSON bodies are limited by bodyLimit
 		DisableStartupMessage: true,
 		ReadTimeout:           60 * time.Second,
@@ -51,7 +56,7 @@ func New(d *deps.Deps) *Server {
 		StreamRequestBody:     true,
 		ProxyHeader:           "X-Forwarded-For",
 	})
-	s.app.Use(s.requestID, s.recoverPanic, s.bodyLimit)
+	s.app.Use(s.requestID, s.observe, s.recoverPanic, s.bodyLimit)
 	s.mount()
 	s.app.Use(func(c *fiber.Ctx) error { return ErrNotFound })
 	return s
@@ -84,6 +89,7 @@ func (s *Server) mount() {
 	for _, group := range s.extraRoutes() {
 		s.register(group)
 	}
+	s.app.Get("/metrics", adaptor.HTTPHandler(s.d.Metrics.Handler()))
 	s.app.Get("/openapi-client.json", s.serveSpec(Client))
 	s.app.Get("/openapi-admin.json", s.serveSpec(Admin))
 	sub, _ := fs.Sub(docsFS, "docsui")
@@ -143,6 +149,43 @@ func (s *Server) bodyLimit(c *fiber.Ctx) error {
 		return fiber.ErrRequestEntityTooLarge
 	}
 	return c.Next()
+}
+
+// observe records the request in the metrics (by route template, so label
+// cardinality stays bounded), traces it (continuing a caller's traceparent)
+// and logs it as JSON with the request and trace ids.
+func (s *Server) observe(c *fiber.Ctx) error {
+	headers := map[string]string{}
+	if tp := c.Get("traceparent"); tp != "" {
+		headers["traceparent"] = tp
+		headers["tracestate"] = c.Get("tracestate")
+	}
+	ctx := telemetry.Extract(c.UserContext(), headers)
+	ctx, end := telemetry.HTTPMiddlewareSpan(ctx, c.Method(), c.Path())
+	c.SetUserContext(ctx)
+	start := time.Now()
+	err := c.Next()
+	status := c.Response().StatusCode()
+	if err != nil {
+		status, _ = classify(err)
+	}
+	route := c.Route().Path
+	end(status)
+	d := time.Since(start)
+	s.d.Metrics.ObserveHTTP(c.Method(), route, status, d)
+	if s.log.Enabled(ctx, slog.LevelDebug) || status >= 500 {
+		attrs := append([]any{"method", c.Method(), "route", route, "status", status, "ms", d.Milliseconds(),
+			"request_id", c.Locals(requestIDKey)}, telemetry.LogAttrs(ctx)...)
+		s.log.Log(ctx, levelFor(status), "request", attrs...)
+	}
+	return err
+}
+
+func levelFor(status int) slog.Level {
+	if status >= 500 {
+		return slog.LevelError
+	}
+	return slog.LevelDebug
 }
 
 func (s *Server) recoverPanic(c *fiber.Ctx) (err error) {

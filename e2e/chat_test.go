@@ -217,6 +217,15 @@ func TestChatStreamsCitedAnswerAndResumes(t *testing.T) {
 			if r := a.do("POST", "/v1/chat/responses", body2, ""); r.Status != 403 {
 				t.Fatalf("other member: %d %s", r.Status, r.Raw)
 			}
+			// Metrics saw the requests, the activities and the model calls.
+			metrics := string(a.do("GET", "/metrics", nil, "").Raw)
+			for _, want := range []string{`lore_http_requests_total{method="POST",route="/v1/chat/responses",status="200"}`,
+				`lore_activity_total{activity="ModelTurn",outcome="success"}`, `lore_model_request_duration_seconds_count{kind="chat"`,
+				`lore_workflow_total{outcome="completed",workflow="ChatRun"}`, `lore_cache_hits_total`} {
+				if !strings.Contains(metrics, want) {
+					t.Errorf("/metrics lacks %s in:\n%s", want, grepLines(metrics, "lore_http_requests_total"))
+				}
+			}
 			// Bad input.
 			if r := a.do("POST", "/v1/chat/responses", map[string]any{"filter": map[string]any{"site_id": siteA}}, ""); r.Status != 422 {
 				t.Fatalf("missing input: %d %s", r.Status, r.Raw)

@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"github.com/lorekb/lore/internal/deps"
+	"go.temporal.io/sdk/interceptor"
 	"go.temporal.io/sdk/worker"
 )
 
@@ -20,7 +21,9 @@ type Worker struct {
 // New builds the activities from the process dependencies and registers
 // everything on the configured task queue.
 func New(ctx context.Context, d *deps.Deps) (*Worker, error) {
-	w := worker.New(d.Temporal, d.Cfg.TemporalQueue, worker.Options{})
+	w := worker.New(d.Temporal, d.Cfg.TemporalQueue, worker.Options{
+		Interceptors: []interceptor.WorkerInterceptor{d.Metrics.TemporalInterceptor()},
+	})
 	if err := register(ctx, w, d); err != nil {
 		return nil, err
 	}

@@ -14,7 +14,9 @@ import (
 	rediscache "github.com/lorekb/lore/internal/cache/redis"
 	"github.com/lorekb/lore/internal/config"
 	"github.com/lorekb/lore/internal/db"
+	"github.com/lorekb/lore/internal/telemetry"
 	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/interceptor"
 )
 
 // Deps holds the shared handles of one process.
@@ -25,6 +27,7 @@ type Deps struct {
 	Cache    cache.Cache
 	Temporal client.Client // nil when TEMPORAL_ADDRESS=none
 	Blob     blob.Store
+	Metrics  *telemetry.Metrics
 	closers  []func()
 	models   modelCache
 }
@@ -38,7 +41,7 @@ func NewLogger(cfg *config.Config) *slog.Logger {
 
 // Open connects the database (and migrates it), the cache and Temporal.
 func Open(ctx context.Context, cfg *config.Config, log *slog.Logger) (*Deps, error) {
-	d := &Deps{Cfg: cfg, Log: log}
+	d := &Deps{Cfg: cfg, Log: log, Metrics: telemetry.New()}
 	dsn := cfg.DatabaseURL
 	if dsn == "" {
 		dsn = cfg.SQLitePath()
@@ -67,11 +70,24 @@ func Open(ctx context.Context, cfg *config.Config, log *slog.Logger) (*Deps, err
 		d.Close()
 		return nil, err
 	}
+	cache := d.Cache
+	d.Metrics.RegisterCacheStats(func() (int64, int64) {
+		st, _ := cache.Stats(context.Background())
+		return st.Hits, st.Misses
+	})
 	if cfg.TemporalEnabled() {
+		// The tracing interceptor on the client carries API → workflow →
+		// activity spans; workers built from this client inherit it.
+		tracing, err := telemetry.TemporalTracingInterceptor()
+		if err != nil {
+			d.Close()
+			return nil, err
+		}
 		tc, err := client.Dial(client.Options{
-			HostPort:  cfg.TemporalAddr,
-			Namespace: cfg.TemporalNS,
-			Logger:    newTemporalLogger(log),
+			HostPort:     cfg.TemporalAddr,
+			Namespace:    cfg.TemporalNS,
+			Logger:       newTemporalLogger(log),
+			Interceptors: []interceptor.ClientInterceptor{tracing},
 		})
 		if err != nil {
 			d.Close()
