@@ -36,8 +36,10 @@ fmt:
 bench: build tools
 	@scripts/bench.sh
 
-chaos: build tools
-	TEMPORAL_CLI=$(BIN)/temporal go test -count=1 -timeout 20m -run 'Chaos' -v ./chaos/...
+# Fault suite (chaos/, build tag chaos): real processes, kill -9 and outages.
+# CHAOS_DOCS sets the batch size (default 500). It stops PostgreSQL for 5 s.
+chaos: build tools-temporal
+	TEMPORAL_CLI=$(BIN)/temporal CHAOS_LORE_BIN=$(BIN)/lore go test -tags chaos -count=1 -timeout 20m -run 'Chaos' -v ./chaos/...
 
 # Re-vendor the offline /docs assets from the npm registry.
 docs-assets:

@@ -31,7 +31,7 @@ const (
 	ChannelApp  = "wecom_app"
 )
 
-// Errors of MessengerChannelFor; the API maps them to 403 and 400.
+// Errors of MessengerChannelFor; the API answers both with 403.
 var (
 	// ErrChannelDisabled means the tenant has not enabled the channel.
 	ErrChannelDisabled = errors.New("messenger channel is not enabled")
@@ -55,12 +55,14 @@ const maxDeliverAttempts = 6
 const kefuFirstSyncMaxAge = time.Hour
 
 // permanentCodes are platform errcodes that retrying cannot fix: invalid
-// secret, corp id, user or agent, bad parameters, missing API permission,
-// IP not allowed, and the kefu session/quota states that forbid sending.
+// secret (40001), user (40003), corp id (40013) or agent (40056), a bad
+// parameter (40058), empty content (44004), an API the app may not call
+// (48002), missing privilege (60011), a server IP not on the allow list
+// (60020) and no valid recipient (81013). Anything else (system busy, rate
+// limits, unknown codes) is retried, within the caller's attempt limits.
 var permanentCodes = map[int]bool{
-	40001: true, 40003: true, 40013: true, 40056: true, 40058: true, 40096: true,
-	44004: true, 48002: true, 60011: true, 60020: true, 81013: true, 82001: true,
-	95000: true, 95001: true, 95004: true, 95007: true, 95013: true, 95016: true, 95017: true, 95018: true,
+	40001: true, 40003: true, 40013: true, 40056: true, 40058: true,
+	44004: true, 48002: true, 60011: true, 60020: true, 81013: true,
 }
 
 // ReplyTarget says where a messenger answer goes. It has the field names
@@ -365,6 +367,7 @@ type KefuTurn struct {
 	Started        bool
 	ThreadID       string
 	Turn           int
+	SessionID      int64
 	TenantID       int64
 	SiteID         int64
 	SourceOffset   int
@@ -413,7 +416,7 @@ func (m *Messenger) BeginKefuTurn(ctx context.Context, in KefuTurnInput) (KefuTu
 		return KefuTurn{}, err
 	}
 	cfg := m.D.Cfg
-	return KefuTurn{Started: true, ThreadID: thread, Turn: ts.Turn, TenantID: site.TenantID, SiteID: site.ID,
+	return KefuTurn{Started: true, ThreadID: thread, SessionID: ts.Session.ID, Turn: ts.Turn, TenantID: site.TenantID, SiteID: site.ID,
 		SourceOffset: ts.SourceOffset, ShowTrace: site.ShowPipelineTrace, StartedAtMs: start.UnixMilli(),
 		TimeoutMs: cfg.ChatStreamTimeout().Milliseconds(), MaxIterations: cfg.AgentMaxIterations,
 		MaxEmpty: cfg.AgentMaxConsecutiveEmpty, SummaryTrigger: cfg.AgentSummaryTriggerMsgCount,

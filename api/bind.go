@@ -163,21 +163,18 @@ func kindName(t reflect.Type) string {
 	return t.Kind().String()
 }
 
-// Strict marks a request body type whose unknown fields are refused with 422.
-type Strict interface{ strictBody() }
-
 // bindJSON decodes the JSON body into dst and validates it. Malformed JSON is
-// 400; wrong types, unknown fields of Strict bodies and rule violations are
-// 422 naming the field.
+// 400; wrong types, unknown fields and rule violations are 422 naming the
+// field.
 func bindJSON(c *fiber.Ctx, dst any) error {
 	body := c.Body()
 	if len(bytes.TrimSpace(body)) == 0 {
 		return Invalid("request body is required")
 	}
 	dec := json.NewDecoder(bytes.NewReader(body))
-	if _, ok := dst.(Strict); ok {
-		dec.DisallowUnknownFields()
-	}
+	// Every body is strict: a field the schema does not know is a 422 naming
+	// it, never silently ignored.
+	dec.DisallowUnknownFields()
 	if err := dec.Decode(dst); err != nil {
 		return decodeError(err)
 	}

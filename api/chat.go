@@ -35,8 +35,6 @@ type ResponsesRequest struct {
 	MaxOutputTokens    *int            `json:"max_output_tokens" doc:"accepted, ignored"`
 }
 
-func (ResponsesRequest) strictBody() {}
-
 // ChatFilter restricts retrieval; site_id is required (hard isolation).
 type ChatFilter struct {
 	SiteID   *int64 `json:"site_id"`
@@ -153,10 +151,11 @@ func (s *Server) startChatTurn(ctx context.Context, t chatTurn) (*startedTurn, e
 		ShowTrace: t.Site.ShowPipelineTrace, StartedAtMs: start.UnixMilli(), TimeoutMs: cfg.ChatStreamTimeout().Milliseconds(),
 		MaxIterations: cfg.AgentMaxIterations, MaxEmpty: cfg.AgentMaxConsecutiveEmpty,
 		SummaryTrigger: cfg.AgentSummaryTriggerMsgCount, SummaryKeep: cfg.AgentSummaryKeepLastN, Reply: t.Reply}
-	wfID := workflows.ChatRunID(t.ThreadID, ts.Turn)
+	wfID := workflows.ChatRunID(t.ThreadID, ts.Session.ID, ts.Turn)
 	_, err = tc.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: wfID, TaskQueue: cfg.TemporalQueue,
-		WorkflowIDReusePolicy:    enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
-		WorkflowExecutionTimeout: cfg.ChatStreamTimeout() + 10*time.Minute}, workflows.ChatRun, in)
+		WorkflowIDReusePolicy:                    enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
+		WorkflowExecutionErrorWhenAlreadyStarted: true,
+		WorkflowExecutionTimeout:                 cfg.ChatStreamTimeout() + 10*time.Minute}, workflows.ChatRun, in)
 	if err != nil {
 		return nil, Unavailable("could not start the chat run: %v", err)
 	}
@@ -346,7 +345,7 @@ func (s *Server) attach(c *fiber.Ctx, threadID, memberID, lastEventID string) er
 	if _, err := s.temporalClient(); err != nil {
 		return err
 	}
-	s.streamRun(c, threadID, workflows.ChatRunID(threadID, sess.TurnCount), after)
+	s.streamRun(c, threadID, workflows.ChatRunID(threadID, sess.ID, sess.TurnCount), after)
 	return nil
 }
 

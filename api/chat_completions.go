@@ -44,7 +44,6 @@ type ChatCompletionRequest struct {
 	IncludeInternalEvents *bool             `json:"include_internal_events"`
 }
 
-func (ChatCompletionRequest) strictBody() {}
 
 // ChatCompletionMessage is one message of the request.
 type ChatCompletionMessage struct {

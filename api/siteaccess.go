@@ -1,12 +1,268 @@
 package api
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
 
 	"github.com/gofiber/fiber/v2"
+	"github.com/golang-jwt/jwt/v5"
 	"github.com/lorekb/lore/internal/db"
 	"github.com/lorekb/lore/models"
+	"golang.org/x/crypto/bcrypt"
 )
+
+// Site access passwords (EE). An admin sets a password on a site; the site
+// then requires it (requires_password) and is no longer public. A reader
+// proves knowledge of the password once with verify-password and gets a
+// short-lived access token, which every later client read of the site's
+// content carries in the X-Site-Access-Token header.
+//
+// The token is an HS256 JWT signed with a key derived from the JWT secret
+// (so it can never be confused with an admin token). It names the site and
+// carries a fingerprint of the site's password hash, so changing or removing
+// the password revokes every token issued before.
+
+// SiteAccessHeader carries the site access token on client requests.
+const SiteAccessHeader = "X-Site-Access-Token"
+
+// siteAccessIssuer is the iss claim of site access tokens.
+const siteAccessIssuer = "lore-site-access"
+
+// sitePasswordWindow is the window in which failed password attempts are
+// counted per client IP and site.
+const sitePasswordWindow = 15 * time.Minute
+
+// SitePasswordSet is the body of PUT /sites/{id}/password.
+type SitePasswordSet struct {
+	Password string `json:"password" validate:"required,min=4,max=64"`
+}
+
+// SitePasswordVerify is the body of verify-password.
+type SitePasswordVerify struct {
+	Password string `json:"password" validate:"required,min=1,max=64"`
+}
+
+// SiteAccessQuery is the query of the client access routes.
+type SiteAccessQuery struct {
+	TenantSlug string `query:"tenant_slug" doc:"tenant of the site; a mismatch is 404" validate:"max=200"`
+}
+
+// SiteAccessStatus is the result of access-status.
+type SiteAccessStatus struct {
+	IsPublic         bool `json:"is_public"`
+	RequiresPassword bool `json:"requires_password"`
+	HasPassword      bool `json:"has_password"`
+}
+
+// SiteAccessToken is the result of verify-password: send access_token as the
+// X-Site-Access-Token header; it expires after expires_in seconds.
+type SiteAccessToken struct {
+	AccessToken string `json:"access_token"`
+	TokenType   string `json:"token_type"`
+	ExpiresIn   int64  `json:"expires_in"`
+}
+
+// siteAccessClaims are the claims of a site access token: the site and the
+// fingerprint of the password hash it was issued for.
+type siteAccessClaims struct {
+	SiteID int64  `json:"site_id"`
+	PWF    string `json:"pwf"`
+	jwt.RegisteredClaims
+}
+
+func (s *Server) siteAccessRoutes() []Route {
+	return []Route{
+		{Surface: Admin, Method: http.MethodPut, Path: "/sites/{id}/password", Tag: "sites", Perm: SiteAdminUp,
+			Summary:     "EE: set the site access password (the site becomes private)",
+			Description: "Stores a bcrypt hash, sets requires_password=true and is_public=false. Tokens issued for an earlier password stop working.",
+			Body:        SitePasswordSet{}, Response: SiteResponse{}, Handler: s.setSitePassword},
+		{Surface: Admin, Method: http.MethodDelete, Path: "/sites/{id}/password", Tag: "sites", Perm: SiteAdminUp,
+			Summary:  "EE: remove the site access password (the site becomes public again)",
+			Response: SiteResponse{}, Handler: s.clearSitePassword},
+
+		{Surface: Client, Method: http.MethodGet, Path: "/client/sites/{slug}/access-status", Tag: "site-access", Perm: Public,
+			Summary: "EE: whether the site is public and needs a password", Query: SiteAccessQuery{},
+			Response: SiteAccessStatus{}, Handler: s.siteAccessStatus},
+		{Surface: Client, Method: http.MethodPost, Path: "/client/sites/{slug}/verify-password", Tag: "site-access", Perm: Public,
+			Summary: "EE: exchange the site password for an access token (valid 24 hours)",
+			Description: "Send the token as header X-Site-Access-Token on every client request for the site's content. " +
+				"Wrong passwords are answered 401; after LORE_SITE_PASSWORD_MAX_FAILURES failures within 15 minutes from one IP for one site, 429 until the window passes.",
+			Query: SiteAccessQuery{}, Body: SitePasswordVerify{}, Response: SiteAccessToken{}, Handler: s.verifySitePassword},
+	}
+}
+
+// ---- admin ----------------------------------------------------------------
+
+func (s *Server) setSitePassword(c *fiber.Ctx) error {
+	st, err := s.adminSiteByID(c, SiteAdminUp)
+	if err != nil {
+		return err
+	}
+	var in SitePasswordSet
+	if err := bindJSON(c, &in); err != nil {
+		return err
+	}
+	hash, err := HashPassword(in.Password)
+	if err != nil {
+		return err
+	}
+	return s.writeSiteAccess(c, st, func() error { return s.d.DB.SetSitePassword(c.UserContext(), st.ID, hash) })
+}
+
+func (s *Server) clearSitePassword(c *fiber.Ctx) error {
+	st, err := s.adminSiteByID(c, SiteAdminUp)
+	if err != nil {
+		return err
+	}
+	return s.writeSiteAccess(c, st, func() error { return s.d.DB.ClearSitePassword(c.UserContext(), st.ID) })
+}
+
+// writeSiteAccess runs a password write, drops the cached client details
+// (they show the access fields) and answers with the updated site.
+func (s *Server) writeSiteAccess(c *fiber.Ctx, st *models.Site, write func() error) error {
+	if err := write(); err != nil {
+		if errors.Is(err, db.ErrNotFound) {
+			return NotFound("site")
+		}
+		return err
+	}
+	s.invalidateSiteCache(c.UserContext(), st)
+	fresh, err := visibleSite(s.d.DB.GetSite(c.UserContext(), st.ID))
+	if err != nil {
+		return err
+	}
+	return s.sendSite(c, fresh, http.StatusOK)
+}
+
+// ---- client ---------------------------------------------------------------
+
+// accessSite loads the active site named by the {slug} path parameter,
+// optionally checking its tenant; anything else is 404.
+func (s *Server) accessSite(c *fiber.Ctx) (*models.Site, error) {
+	var q SiteAccessQuery
+	if err := bindQuery(c, &q); err != nil {
+		return nil, err
+	}
+	site, err := s.d.DB.SiteBySlug(c.UserContext(), strings.ToLower(strings.TrimSpace(param(c, "slug"))))
+	if errors.Is(err, db.ErrNotFound) || (err == nil && (site.Status != models.SiteActive || site.Deleting)) {
+		return nil, NotFound("site")
+	}
+	if err != nil {
+		return nil, err
+	}
+	if slug := strings.TrimSpace(q.TenantSlug); slug != "" {
+		t, err := s.d.DB.TenantBySlug(c.UserContext(), slug)
+		if errors.Is(err, db.ErrNotFound) || (err == nil && t.ID != site.TenantID) {
+			return nil, NotFound("site")
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	return site, nil
+}
+
+func (s *Server) siteAccessStatus(c *fiber.Ctx) error {
+	site, err := s.accessSite(c)
+	if err != nil {
+		return err
+	}
+	return ok(c, SiteAccessStatus{IsPublic: site.IsPublic, RequiresPassword: site.RequiresPassword,
+		HasPassword: site.HasPassword()})
+}
+
+func (s *Server) verifySitePassword(c *fiber.Ctx) error {
+	site, err := s.accessSite(c)
+	if err != nil {
+		return err
+	}
+	var in SitePasswordVerify
+	if err := bindJSON(c, &in); err != nil {
+		return err
+	}
+	lim := s.passwordLimiter()
+	key := c.IP() + "|" + strconv.FormatInt(site.ID, 10)
+	now := time.Now()
+	if wait := lim.blocked(key, now); wait > 0 {
+		c.Set(fiber.HeaderRetryAfter, strconv.Itoa(int(wait.Seconds())+1))
+		return Errf(http.StatusTooManyRequests, "too many failed password attempts; try again in %d minutes",
+			int(wait.Minutes())+1)
+	}
+	if !site.HasPassword() {
+		return BadRequest("this site has no access password")
+	}
+	if bcrypt.CompareHashAndPassword([]byte(site.PasswordHash), []byte(in.Password)) != nil {
+		lim.fail(key, now)
+		return Errf(http.StatusUnauthorized, "incorrect site password")
+	}
+	lim.reset(key)
+	tok, err := s.issueSiteAccessToken(site, now)
+	if err != nil {
+		return err
+	}
+	return ok(c, SiteAccessToken{AccessToken: tok, TokenType: "bearer",
+		ExpiresIn: int64(s.d.Cfg.SiteAccessTokenTTL.Seconds())})
+}
+
+// ---- tokens ---------------------------------------------------------------
+
+// siteAccessKey derives the signing key of site access tokens from the JWT
+// secret.
+func (s *Server) siteAccessKey() []byte {
+	k := sha256.Sum256([]byte("lore-site-access:" + s.d.Cfg.JWTSecret))
+	return k[:]
+}
+
+// passwordFingerprint identifies a password hash without revealing it: the
+// first 8 hex characters of its SHA-256.
+func passwordFingerprint(hash string) string {
+	h := sha256.Sum256([]byte(hash))
+	return hex.EncodeToString(h[:])[:8]
+}
+
+func (s *Server) issueSiteAccessToken(site *models.Site, now time.Time) (string, error) {
+	claims := siteAccessClaims{
+		SiteID: site.ID,
+		PWF:    passwordFingerprint(site.PasswordHash),
+		RegisteredClaims: jwt.RegisteredClaims{
+			Issuer:    siteAccessIssuer,
+			Subject:   strconv.FormatInt(site.ID, 10),
+			IssuedAt:  jwt.NewNumericDate(now),
+			ExpiresAt: jwt.NewNumericDate(now.Add(s.d.Cfg.SiteAccessTokenTTL)),
+		},
+	}
+	return jwt.NewWithClaims(jwt.SigningMethodHS256, claims).SignedString(s.siteAccessKey())
+}
+
+// requireSiteAccess enforces the EE site access password on client reads of a
+// site's content (documents, tree, chat, files): when the site requires a
+// password, the request must carry a valid, unexpired X-Site-Access-Token
+// issued for this site and its current password, otherwise 401.
+func (s *Server) requireSiteAccess(c *fiber.Ctx, site *models.Site) error {
+	if !site.RequiresPassword {
+		return nil
+	}
+	raw := strings.TrimSpace(c.Get(SiteAccessHeader))
+	if raw == "" {
+		return Errf(http.StatusUnauthorized, "site access token required")
+	}
+	invalid := Errf(http.StatusUnauthorized, "invalid site access token")
+	claims := &siteAccessClaims{}
+	_, err := jwt.ParseWithClaims(raw, claims, func(*jwt.Token) (any, error) { return s.siteAccessKey(), nil },
+		jwt.WithValidMethods([]string{jwt.SigningMethodHS256.Alg()}), jwt.WithExpirationRequired(),
+		jwt.WithIssuer(siteAccessIssuer))
+	if err != nil || claims.SiteID != site.ID || !site.HasPassword() ||
+		claims.PWF != passwordFingerprint(site.PasswordHash) {
+		return invalid
+	}
+	return nil
+}
 
 // clientSite loads a site for a Client API read of its content: it must exist,
 // be active and not being deleted (404 otherwise), and when it requires an
@@ -25,8 +281,88 @@ func (s *Server) clientSite(c *fiber.Ctx, siteID int64) (*models.Site, error) {
 	return site, nil
 }
 
-// requireSiteAccess enforces the EE site access password on client reads of a
-// site's content (documents, tree, chat, files).
-func (s *Server) requireSiteAccess(c *fiber.Ctx, site *models.Site) error {
-	return nil
+// ---- failed-attempt limiter -------------------------------------------------
+
+// failureLimiter counts failed password attempts per key (client IP and site)
+// in a sliding window and blocks a key that reached max failures until the
+// oldest counted failure leaves the window. It is in memory and per process:
+// with several API instances each counts on its own, so the effective limit is
+// max times the number of instances.
+type failureLimiter struct {
+	mu     sync.Mutex
+	max    int
+	window time.Duration
+	fails  map[string][]time.Time
+	sweep  time.Time
+}
+
+func newFailureLimiter(max int, window time.Duration) *failureLimiter {
+	if max < 1 {
+		max = 1
+	}
+	return &failureLimiter{max: max, window: window, fails: map[string][]time.Time{}}
+}
+
+// limiters holds the limiter of each server (one per process in production;
+// tests build many servers and must not share counts).
+var limiters sync.Map // *Server → *failureLimiter
+
+func (s *Server) passwordLimiter() *failureLimiter {
+	if v, ok := limiters.Load(s); ok {
+		return v.(*failureLimiter)
+	}
+	v, _ := limiters.LoadOrStore(s, newFailureLimiter(s.d.Cfg.SitePasswordMaxFailures, sitePasswordWindow))
+	return v.(*failureLimiter)
+}
+
+// recent drops the failures of key that left the window; the caller holds mu.
+func (l *failureLimiter) recent(key string, now time.Time) []time.Time {
+	ts := l.fails[key]
+	i := 0
+	for i < len(ts) && now.Sub(ts[i]) >= l.window {
+		i++
+	}
+	ts = ts[i:]
+	if len(ts) == 0 {
+		delete(l.fails, key)
+		return nil
+	}
+	l.fails[key] = ts
+	return ts
+}
+
+// blocked returns how long key stays blocked (0: not blocked).
+func (l *failureLimiter) blocked(key string, now time.Time) time.Duration {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	ts := l.recent(key, now)
+	if len(ts) < l.max {
+		return 0
+	}
+	return ts[len(ts)-l.max].Add(l.window).Sub(now)
+}
+
+// fail records a failed attempt; every window the whole map is swept so keys
+// that stopped failing do not accumulate.
+func (l *failureLimiter) fail(key string, now time.Time) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if now.Sub(l.sweep) >= l.window {
+		for k := range l.fails {
+			l.recent(k, now)
+		}
+		l.sweep = now
+	}
+	ts := append(l.recent(key, now), now)
+	if len(ts) > l.max {
+		ts = ts[len(ts)-l.max:]
+	}
+	l.fails[key] = ts
+}
+
+// reset forgets the failures of key (after a correct password).
+func (l *failureLimiter) reset(key string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	delete(l.fails, key)
 }

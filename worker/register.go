@@ -17,8 +17,12 @@ func register(ctx context.Context, w worker.Worker, d *deps.Deps) error {
 	w.RegisterWorkflow(workflows.RemoveDocumentVectors)
 	w.RegisterWorkflow(workflows.DeleteSite)
 	w.RegisterWorkflow(workflows.ChatRun)
+	w.RegisterWorkflow(workflows.KefuSync)
 	w.RegisterActivity(&activities.Vectorize{D: d})
 	w.RegisterActivity(&activities.Sites{D: d})
 	w.RegisterActivity(&activities.Chat{D: d})
+	// Messenger's methods register under their names, DeliverReply among
+	// them (the name the chat run calls); one value shares the API clients.
+	w.RegisterActivity(&activities.Messenger{D: d})
 	return nil
 }

@@ -25,7 +25,9 @@ func BatchVectorizeID(uuid string) string { return "batch-vectorize-" + uuid }
 // DeleteSiteID is the workflow ID of a site deletion.
 func DeleteSiteID(siteID int64) string { return fmt.Sprintf("delete-site-%d", siteID) }
 
-// ChatRunID is the workflow ID of one chat turn of a thread.
-func ChatRunID(threadID string, turn int) string {
-	return fmt.Sprintf("chat-%s-turn-%d", threadID, turn)
+// ChatRunID is the workflow ID of one chat turn of a thread. The session's
+// row id is part of it, so a thread id reused after its session was deleted
+// (turns count from 1 again) never collides with an old run.
+func ChatRunID(threadID string, sessionID int64, turn int) string {
+	return fmt.Sprintf("chat-%s-s%d-turn-%d", threadID, sessionID, turn)
 }

@@ -1,0 +1,707 @@
+package api
+
+import (
+	"bytes"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"sort"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/gofiber/fiber/v2"
+	"github.com/lorekb/lore/internal/db"
+	"github.com/lorekb/lore/internal/deps"
+)
+
+// System configuration (admin only): per-tenant JSON documents stored in
+// system_configs under a config_key. ai-config holds the chat, embedding and
+// rerank models and the vectorize mode; bot-config the bot channels. deps
+// reads them from the database on every call, so a change applies to the next
+// request without a restart.
+//
+// Secrets never leave the server in clear: any key whose name contains key,
+// token, secret, password, app_id or client_id is masked on read
+// ("abc****xyz", or "****" for values of at most 6 characters). On write a
+// value containing "****" keeps the stored secret, and so does an omitted
+// secret field, so a client can send back what it read.
+
+// secretWords mark a key name as secret.
+var secretWords = []string{"key", "token", "secret", "password", "app_id", "client_id"}
+
+// maskMarker is the part of a masked value that marks it as such.
+const maskMarker = "****"
+
+// isSecretKey reports whether values under this key name are masked.
+func isSecretKey(name string) bool {
+	n := strings.ToLower(name)
+	for _, w := range secretWords {
+		if strings.Contains(n, w) {
+			return true
+		}
+	}
+	return false
+}
+
+// maskSecret masks one secret value; an empty value stays empty so readers
+// can tell "not set" from "set".
+func maskSecret(v string) string {
+	if v == "" {
+		return ""
+	}
+	if utf8.RuneCountInString(v) <= 6 {
+		return maskMarker
+	}
+	r := []rune(v)
+	return string(r[:3]) + maskMarker + string(r[len(r)-3:])
+}
+
+// maskTree returns a copy of a decoded JSON value with every string under a
+// secret key name masked, at any depth.
+func maskTree(v any) any {
+	switch t := v.(type) {
+	case map[string]any:
+		out := make(map[string]any, len(t))
+		for k, val := range t {
+			if s, ok := val.(string); ok && isSecretKey(k) {
+				out[k] = maskSecret(s)
+				continue
+			}
+			out[k] = maskTree(val)
+		}
+		return out
+	case []any:
+		out := make([]any, len(t))
+		for i := range t {
+			out[i] = maskTree(t[i])
+		}
+		return out
+	}
+	return v
+}
+
+// restoreSecrets completes a section sent by a client from the stored one:
+// secret keys the client omitted are copied from old, and secret values that
+// still contain the mask are replaced by the stored value. A masked value with
+// nothing stored behind it is a 422 naming the field.
+func restoreSecrets(path string, in, old map[string]any) error {
+	for k, ov := range old {
+		if _, present := in[k]; !present && isSecretKey(k) {
+			in[k] = ov
+		}
+	}
+	keys := make([]string, 0, len(in))
+	for k := range in {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		switch v := in[k].(type) {
+		case string:
+			if !isSecretKey(k) || !strings.Contains(v, maskMarker) {
+				continue
+			}
+			stored, _ := old[k].(string)
+			if stored == "" {
+				return Invalid("%s%s: masked value given but no secret is stored; send the full value", path, k)
+			}
+			in[k] = stored
+		case map[string]any:
+			sub, _ := old[k].(map[string]any)
+			if sub == nil {
+				sub = map[string]any{}
+			}
+			if err := restoreSecrets(path+k+".", v, sub); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// toJSONMap converts a value to its decoded JSON object form.
+func toJSONMap(v any) map[string]any {
+	b, _ := json.Marshal(v)
+	m := map[string]any{}
+	_ = decodeNumbers(b, &m)
+	return m
+}
+
+// decodeNumbers decodes JSON keeping numbers exact (json.Number).
+func decodeNumbers(b []byte, v any) error {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
+	return dec.Decode(v)
+}
+
+// mergeSection applies a section sent by a client over the stored section
+// old (restoring secrets) and decodes the result into dst.
+func mergeSection(name string, raw json.RawMessage, old, dst any) error {
+	in := map[string]any{}
+	if err := decodeNumbers(raw, &in); err != nil {
+		return Invalid("%s: must be an object", name)
+	}
+	if err := restoreSecrets(name+".", in, toJSONMap(old)); err != nil {
+		return err
+	}
+	b, err := json.Marshal(in)
+	if err != nil {
+		return err
+	}
+	if err := json.Unmarshal(b, dst); err != nil {
+		return Invalid("%s: %v", name, err)
+	}
+	return nil
+}
+
+// cfgHas reports whether a top-level body key was sent with a non-null value.
+func cfgHas(raw map[string]json.RawMessage, key string) bool {
+	v, ok := raw[key]
+	return ok && !bytes.Equal(bytes.TrimSpace(v), []byte("null"))
+}
+
+// ---- shapes ---------------------------------------------------------------
+
+// ModelConfigIn is one model section of an ai-config update. api_key may be
+// omitted or sent masked to keep the stored key.
+type ModelConfigIn struct {
+	Provider  string         `json:"provider" validate:"required,max=50" doc:"chat: local|extractive|openai|openai-compatible|ollama|vllm|tei|custom; embedding: local|openai|openai-compatible|ollama|vllm|tei|custom; rerank: local|lexical|cohere|jina|tei|vllm|openai-compatible|custom"`
+	Model     string         `json:"model" required:"false" validate:"max=200"`
+	APIKey    *string        `json:"api_key" required:"false" validate:"omitempty,max=2000"`
+	BaseURL   string         `json:"base_url" required:"false" validate:"max=1000"`
+	Dimension *int           `json:"dimension" required:"false" validate:"omitempty,min=0,max=65536"`
+	Mode      string         `json:"mode" required:"false" validate:"omitempty,oneof=custom platform"`
+	IsVision  bool           `json:"is_vision" required:"false"`
+	ExtraBody map[string]any `json:"extra_body" required:"false"`
+}
+
+// AIConfigUpdate is the body of PUT /system-configs/ai-config: only the
+// sections present are changed.
+type AIConfigUpdate struct {
+	Chat          *ModelConfigIn `json:"chat" required:"false"`
+	Embedding     *ModelConfigIn `json:"embedding" required:"false"`
+	Rerank        *ModelConfigIn `json:"rerank" required:"false"`
+	VectorizeMode *string        `json:"vectorize_mode" required:"false" validate:"omitempty,oneof=automatic manual"`
+}
+
+// ModelConfigView is a model section as shown (api_key masked).
+type ModelConfigView struct {
+	Provider  string         `json:"provider"`
+	Model     string         `json:"model"`
+	APIKey    string         `json:"api_key"`
+	BaseURL   string         `json:"base_url"`
+	Dimension *int           `json:"dimension"`
+	Mode      string         `json:"mode"`
+	IsVision  bool           `json:"is_vision"`
+	ExtraBody map[string]any `json:"extra_body"`
+}
+
+// AIConfigSections are the three model sections.
+type AIConfigSections struct {
+	Chat      ModelConfigView `json:"chat"`
+	Embedding ModelConfigView `json:"embedding"`
+	Rerank    ModelConfigView `json:"rerank"`
+}
+
+// AIFallback says, per section, whether the environment default is in use
+// because the tenant has not stored the section.
+type AIFallback struct {
+	Chat      bool `json:"chat"`
+	Embedding bool `json:"embedding"`
+	Rerank    bool `json:"rerank"`
+}
+
+// AIConfigMeta is the meta object of ai-config.
+type AIConfigMeta struct {
+	IsPlatformFallback AIFallback `json:"is_platform_fallback"`
+}
+
+// AIConfigView is the result of GET and PUT /system-configs/ai-config.
+// outdated_documents (PUT only) counts the documents marked outdated because
+// the embedding model changed.
+type AIConfigView struct {
+	Configs           AIConfigSections `json:"configs"`
+	VectorizeMode     string           `json:"vectorize_mode"`
+	Meta              AIConfigMeta     `json:"meta"`
+	PlatformDefaults  map[string]any   `json:"platform_defaults"`
+	OutdatedDocuments *int             `json:"outdated_documents,omitempty"`
+}
+
+// WebWidgetIn is the web_widget section of a bot-config update.
+type WebWidgetIn struct {
+	Enabled        bool   `json:"enabled" required:"false"`
+	Title          string `json:"title" required:"false" validate:"max=100"`
+	WelcomeMessage string `json:"welcome_message" required:"false" validate:"max=2000"`
+	PrimaryColor   string `json:"primary_color" required:"false" validate:"max=32"`
+	Position       string `json:"position" required:"false" validate:"omitempty,oneof=right left"`
+}
+
+// APIBotIn is the api_bot section of a bot-config update.
+type APIBotIn struct {
+	Enabled bool `json:"enabled" required:"false"`
+	Timeout int  `json:"timeout" required:"false" validate:"omitempty,min=1,max=600" doc:"seconds, default 30"`
+}
+
+// MessengerChannelIn is a messenger channel section of a bot-config update;
+// secret, token and encoding_aes_key may be omitted or sent masked to keep
+// the stored values.
+type MessengerChannelIn struct {
+	Enabled        bool    `json:"enabled" required:"false"`
+	CorpID         string  `json:"corp_id" required:"false" validate:"max=100"`
+	AgentID        string  `json:"agent_id" required:"false" validate:"max=100"`
+	Secret         *string `json:"secret" required:"false" validate:"omitempty,max=500"`
+	Token          *string `json:"token" required:"false" validate:"omitempty,max=500"`
+	EncodingAESKey *string `json:"encoding_aes_key" required:"false" validate:"omitempty,max=100"`
+	WelcomeMessage string  `json:"welcome_message" required:"false" validate:"max=2000"`
+	SiteIDs        []int64 `json:"site_ids" required:"false" validate:"max=1000"`
+}
+
+// BotConfigUpdate is the body of PUT /system-configs/bot-config: only the
+// sections present are changed.
+type BotConfigUpdate struct {
+	WebWidget *WebWidgetIn        `json:"web_widget" required:"false"`
+	APIBot    *APIBotIn           `json:"api_bot" required:"false"`
+	WecomKefu *MessengerChannelIn `json:"wecom_kefu" required:"false"`
+	WecomApp  *MessengerChannelIn `json:"wecom_app" required:"false"`
+}
+
+// SystemConfigItem is one stored configuration document (value masked).
+type SystemConfigItem struct {
+	ConfigKey string    `json:"config_key"`
+	Value     any       `json:"value"`
+	UpdatedAt time.Time `json:"updated_at"`
+}
+
+// ConfigDeleted is the result of DELETE /system-configs/{config_key}.
+type ConfigDeleted struct {
+	Deleted bool `json:"deleted"`
+}
+
+func (s *Server) systemConfigRoutes() []Route {
+	return []Route{
+		{Surface: Admin, Method: http.MethodGet, Path: "/system-configs", Tag: "system-configs", Perm: AdminOnly,
+			Summary: "List the tenant's stored configurations (secrets masked)", Response: []SystemConfigItem{},
+			Handler: s.listSystemConfigs},
+		{Surface: Admin, Method: http.MethodGet, Path: "/system-configs/ai-config", Tag: "system-configs", Perm: AdminOnly,
+			Summary: "Get the AI model configuration; unset sections show the environment default", Response: AIConfigView{},
+			Handler: s.getAIConfig},
+		{Surface: Admin, Method: http.MethodPut, Path: "/system-configs/ai-config", Tag: "system-configs", Perm: AdminOnly,
+			Summary: "Update sections of the AI model configuration",
+			Description: "Only the sections present change. An omitted or masked api_key keeps the stored key. " +
+				"Changing the embedding provider, model, base_url or dimension marks the tenant's vectorized documents outdated.",
+			Body: AIConfigUpdate{}, Response: AIConfigView{}, Handler: s.putAIConfig},
+		{Surface: Admin, Method: http.MethodGet, Path: "/system-configs/bot-config", Tag: "system-configs", Perm: AdminOnly,
+			Summary: "Get the bot channels configuration (secrets masked)", Response: deps.BotConfig{},
+			Handler: s.getBotConfig},
+		{Surface: Admin, Method: http.MethodPut, Path: "/system-configs/bot-config", Tag: "system-configs", Perm: AdminOnly,
+			Summary: "Update sections of the bot channels configuration",
+			Description: "Only the sections present change; omitted or masked secrets are kept. Enabling wecom_kefu or " +
+				"wecom_app needs corp_id, secret, token and a 43-character encoding_aes_key.",
+			Body: BotConfigUpdate{}, Response: deps.BotConfig{}, Handler: s.putBotConfig},
+		{Surface: Admin, Method: http.MethodDelete, Path: "/system-configs/{config_key}", Tag: "system-configs", Perm: AdminOnly,
+			Summary:  "Delete a stored configuration (ai-config or bot-config); defaults apply again",
+			Response: ConfigDeleted{}, Handler: s.deleteSystemConfig},
+	}
+}
+
+// configKeys are the configuration documents the API manages.
+var configKeys = map[string]bool{deps.AIConfigKey: true, deps.BotConfigKey: true}
+
+func cfgTenant(c *fiber.Ctx) int64 { return principal(c).User.TenantID }
+
+func (s *Server) listSystemConfigs(c *fiber.Ctx) error {
+	rows, err := s.d.DB.ListSystemConfigs(c.UserContext(), cfgTenant(c))
+	if err != nil {
+		return err
+	}
+	out := make([]SystemConfigItem, 0, len(rows))
+	for _, r := range rows {
+		var v any
+		if err := decodeNumbers([]byte(r.Value), &v); err != nil {
+			v = nil
+		}
+		out = append(out, SystemConfigItem{ConfigKey: r.ConfigKey, Value: maskTree(v), UpdatedAt: r.UpdatedAt})
+	}
+	return ok(c, out)
+}
+
+func (s *Server) deleteSystemConfig(c *fiber.Ctx) error {
+	key := param(c, "config_key")
+	if !configKeys[key] {
+		return NotFound("config " + truncate(key, 40))
+	}
+	ctx := c.UserContext()
+	tenant := cfgTenant(c)
+	var before deps.AIConfig
+	if key == deps.AIConfigKey {
+		var err error
+		if before, err = s.d.AIConfig(ctx, tenant); err != nil {
+			return err
+		}
+	}
+	if err := s.d.DB.DeleteSystemConfig(ctx, tenant, key); err != nil {
+		if errors.Is(err, db.ErrNotFound) {
+			return NotFound("config " + key)
+		}
+		return err
+	}
+	if key == deps.AIConfigKey && s.embeddingChanged(before.Embedding, s.d.DefaultAIConfig().Embedding) {
+		if _, err := s.d.DB.MarkTenantVectorsOutdated(ctx, tenant); err != nil {
+			return err
+		}
+	}
+	return ok(c, ConfigDeleted{Deleted: true})
+}
+
+// ---- ai-config --------------------------------------------------------------
+
+// storedAIConfig decodes a stored ai-config value; sections with an empty
+// provider are not set.
+func storedAIConfig(value string, exists bool) (deps.AIConfig, error) {
+	var st deps.AIConfig
+	if !exists || value == "" {
+		return st, nil
+	}
+	if err := json.Unmarshal([]byte(value), &st); err != nil {
+		return st, fmt.Errorf("stored ai-config: %w", err)
+	}
+	return st, nil
+}
+
+func modelView(m deps.ModelConfig) ModelConfigView {
+	v := ModelConfigView{Provider: m.Provider, Model: m.Model, APIKey: maskSecret(m.APIKey), BaseURL: m.BaseURL,
+		Mode: m.Mode, IsVision: m.IsVision}
+	if v.Mode == "" {
+		v.Mode = "custom"
+	}
+	if m.Dimension > 0 {
+		d := m.Dimension
+		v.Dimension = &d
+	}
+	if m.ExtraBody != nil {
+		v.ExtraBody, _ = maskTree(toJSONMap(m.ExtraBody)).(map[string]any)
+	}
+	return v
+}
+
+// aiConfigView merges the stored sections over the defaults and masks them.
+func (s *Server) aiConfigView(st deps.AIConfig) AIConfigView {
+	def := s.d.DefaultAIConfig()
+	pick := func(stored, fallback deps.ModelConfig) (deps.ModelConfig, bool) {
+		if stored.Provider != "" {
+			return stored, false
+		}
+		return fallback, true
+	}
+	chat, fc := pick(st.Chat, def.Chat)
+	emb, fe := pick(st.Embedding, def.Embedding)
+	rr, fr := pick(st.Rerank, def.Rerank)
+	mode := st.VectorizeMode
+	if mode == "" {
+		mode = def.VectorizeMode
+	}
+	return AIConfigView{
+		Configs:       AIConfigSections{Chat: modelView(chat), Embedding: modelView(emb), Rerank: modelView(rr)},
+		VectorizeMode: mode,
+		Meta:          AIConfigMeta{IsPlatformFallback: AIFallback{Chat: fc, Embedding: fe, Rerank: fr}},
+	}
+}
+
+func (s *Server) getAIConfig(c *fiber.Ctx) error {
+	row, err := s.d.DB.GetSystemConfig(c.UserContext(), cfgTenant(c), deps.AIConfigKey)
+	if err != nil && !errors.Is(err, db.ErrNotFound) {
+		return err
+	}
+	var st deps.AIConfig
+	if err == nil {
+		if st, err = storedAIConfig(row.Value, true); err != nil {
+			return err
+		}
+	}
+	return ok(c, s.aiConfigView(st))
+}
+
+// Providers accepted per section (the names deps builds clients for).
+var (
+	chatProviders   = []string{"local", "extractive", "openai", "openai-compatible", "ollama", "vllm", "tei", "custom"}
+	embedProviders  = []string{"local", "openai", "openai-compatible", "ollama", "vllm", "tei", "custom"}
+	rerankProviders = []string{"local", "lexical", "cohere", "jina", "tei", "vllm", "openai-compatible", "custom"}
+	// selfHosted providers have no default endpoint: base_url is required.
+	selfHosted = map[string]bool{"openai-compatible": true, "ollama": true, "vllm": true, "tei": true, "custom": true}
+)
+
+func cfgContains(list []string, v string) bool {
+	for _, x := range list {
+		if x == v {
+			return true
+		}
+	}
+	return false
+}
+
+// checkModel validates a merged model section (provider lower-cased in place).
+func (s *Server) checkModel(section string, m *deps.ModelConfig, allowed []string) error {
+	m.Provider = strings.ToLower(strings.TrimSpace(m.Provider))
+	m.BaseURL = strings.TrimSpace(m.BaseURL)
+	m.Model = strings.TrimSpace(m.Model)
+	if !cfgContains(allowed, m.Provider) {
+		return Invalid("%s.provider: %q is not supported; use one of [%s]", section, m.Provider, strings.Join(allowed, " "))
+	}
+	if m.BaseURL != "" {
+		u, err := url.Parse(m.BaseURL)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return Invalid("%s.base_url: must be an http(s) URL", section)
+		}
+	} else if selfHosted[m.Provider] {
+		return Invalid("%s.base_url: field required for provider %s", section, m.Provider)
+	}
+	if m.Dimension < 0 {
+		return Invalid("%s.dimension: must be at least 0", section)
+	}
+	if section == "embedding" {
+		if _, err := s.d.EmbedderFor(*m); err != nil {
+			return Invalid("embedding.provider: %v", err)
+		}
+	}
+	return nil
+}
+
+// embeddingChanged reports whether switching from a to b changes the vector
+// space: provider, model, base_url or dimension (the model name and URL of
+// the built-in local embedder do not matter).
+func (s *Server) embeddingChanged(a, b deps.ModelConfig) bool {
+	norm := func(m deps.ModelConfig) [4]string {
+		p := strings.ToLower(m.Provider)
+		if p == "" {
+			p = "local"
+		}
+		dim := m.Dimension
+		if e, err := s.d.EmbedderFor(m); err == nil && dim <= 0 {
+			dim = e.Dimension()
+		}
+		if p == "local" {
+			return [4]string{p, "", "", fmt.Sprint(dim)}
+		}
+		return [4]string{p, m.Model, strings.TrimRight(m.BaseURL, "/"), fmt.Sprint(dim)}
+	}
+	return norm(a) != norm(b)
+}
+
+func (s *Server) putAIConfig(c *fiber.Ctx) error {
+	var in AIConfigUpdate
+	if err := bindJSON(c, &in); err != nil {
+		return err
+	}
+	raw := map[string]json.RawMessage{}
+	if err := json.Unmarshal(c.Body(), &raw); err != nil {
+		return BadRequest("malformed JSON: %v", err)
+	}
+	if in.Chat == nil && in.Embedding == nil && in.Rerank == nil && in.VectorizeMode == nil {
+		return Invalid("body: send at least one of chat, embedding, rerank, vectorize_mode")
+	}
+	ctx := c.UserContext()
+	tenant := cfgTenant(c)
+	def := s.d.DefaultAIConfig()
+	var before, after deps.AIConfig
+	row, err := s.d.DB.UpdateSystemConfig(ctx, tenant, deps.AIConfigKey, func(cur string, exists bool) (string, error) {
+		st, err := storedAIConfig(cur, exists)
+		if err != nil {
+			return "", err
+		}
+		before = st
+		sections := []struct {
+			name    string
+			set     bool
+			stored  *deps.ModelConfig
+			def     deps.ModelConfig
+			allowed []string
+		}{
+			{"chat", in.Chat != nil, &st.Chat, def.Chat, chatProviders},
+			{"embedding", in.Embedding != nil, &st.Embedding, def.Embedding, embedProviders},
+			{"rerank", in.Rerank != nil, &st.Rerank, def.Rerank, rerankProviders},
+		}
+		for _, sec := range sections {
+			if !sec.set || !cfgHas(raw, sec.name) {
+				continue
+			}
+			old := *sec.stored
+			if old.Provider == "" {
+				old = sec.def // secrets of the default in use are kept too
+			}
+			var m deps.ModelConfig
+			if err := mergeSection(sec.name, raw[sec.name], old, &m); err != nil {
+				return "", err
+			}
+			if err := s.checkModel(sec.name, &m, sec.allowed); err != nil {
+				return "", err
+			}
+			*sec.stored = m
+		}
+		if in.VectorizeMode != nil {
+			st.VectorizeMode = *in.VectorizeMode
+		}
+		after = st
+		b, err := json.Marshal(st)
+		return string(b), err
+	})
+	if err != nil {
+		return err
+	}
+	effective := func(m, d deps.ModelConfig) deps.ModelConfig {
+		if m.Provider == "" {
+			return d
+		}
+		return m
+	}
+	outdated := 0
+	if s.embeddingChanged(effective(before.Embedding, def.Embedding), effective(after.Embedding, def.Embedding)) {
+		if outdated, err = s.d.DB.MarkTenantVectorsOutdated(ctx, tenant); err != nil {
+			return err
+		}
+	}
+	st, err := storedAIConfig(row.Value, true)
+	if err != nil {
+		return err
+	}
+	view := s.aiConfigView(st)
+	view.OutdatedDocuments = &outdated
+	return ok(c, view)
+}
+
+// ---- bot-config -------------------------------------------------------------
+
+func maskedBotConfig(cfg deps.BotConfig) any {
+	return maskTree(toJSONMap(cfg))
+}
+
+func (s *Server) getBotConfig(c *fiber.Ctx) error {
+	cfg, err := s.d.BotConfig(c.UserContext(), cfgTenant(c))
+	if err != nil {
+		return err
+	}
+	return ok(c, maskedBotConfig(cfg))
+}
+
+// checkChannel validates a merged messenger channel.
+func checkChannel(name string, ch *deps.MessengerChannel) error {
+	ch.CorpID = strings.TrimSpace(ch.CorpID)
+	ch.EncodingAESKey = strings.TrimSpace(ch.EncodingAESKey)
+	keyOK := len(ch.EncodingAESKey) == 43
+	if keyOK {
+		if b, err := base64.StdEncoding.DecodeString(ch.EncodingAESKey + "="); err != nil || len(b) != 32 {
+			keyOK = false
+		}
+	}
+	if ch.Enabled {
+		var missing []string
+		for _, f := range []struct{ name, v string }{{"corp_id", ch.CorpID}, {"secret", ch.Secret}, {"token", ch.Token}} {
+			if strings.TrimSpace(f.v) == "" {
+				missing = append(missing, f.name)
+			}
+		}
+		if !keyOK {
+			missing = append(missing, "encoding_aes_key (43 characters)")
+		}
+		if len(missing) > 0 {
+			return BadRequest("%s: enabling the channel requires %s", name, strings.Join(missing, ", "))
+		}
+	}
+	if ch.EncodingAESKey != "" && !keyOK {
+		return BadRequest("%s.encoding_aes_key: must be 43 base64 characters", name)
+	}
+	return nil
+}
+
+func (s *Server) putBotConfig(c *fiber.Ctx) error {
+	var in BotConfigUpdate
+	if err := bindJSON(c, &in); err != nil {
+		return err
+	}
+	raw := map[string]json.RawMessage{}
+	if err := json.Unmarshal(c.Body(), &raw); err != nil {
+		return BadRequest("malformed JSON: %v", err)
+	}
+	if in.WebWidget == nil && in.APIBot == nil && in.WecomKefu == nil && in.WecomApp == nil {
+		return Invalid("body: send at least one of web_widget, api_bot, wecom_kefu, wecom_app")
+	}
+	// Sites named by a channel must exist in the caller's tenant (checked
+	// before the transaction).
+	for _, name := range []string{"wecom_kefu", "wecom_app"} {
+		ch := in.WecomKefu
+		if name == "wecom_app" {
+			ch = in.WecomApp
+		}
+		if ch == nil || len(ch.SiteIDs) == 0 {
+			continue
+		}
+		tenants, err := s.d.DB.SiteTenants(c.UserContext(), ch.SiteIDs)
+		if err != nil {
+			return err
+		}
+		for _, id := range ch.SiteIDs {
+			if t, found := tenants[id]; !found || t != cfgTenant(c) {
+				return BadRequest("%s.site_ids: site %d does not exist", name, id)
+			}
+		}
+	}
+	row, err := s.d.DB.UpdateSystemConfig(c.UserContext(), cfgTenant(c), deps.BotConfigKey, func(cur string, exists bool) (string, error) {
+		cfg := deps.DefaultBotConfig()
+		if exists && cur != "" {
+			if err := json.Unmarshal([]byte(cur), &cfg); err != nil {
+				return "", fmt.Errorf("stored bot-config: %w", err)
+			}
+		}
+		if cfgHas(raw, "web_widget") {
+			w := deps.WebWidget{}
+			if err := mergeSection("web_widget", raw["web_widget"], cfg.WebWidget, &w); err != nil {
+				return "", err
+			}
+			def := deps.DefaultBotConfig().WebWidget
+			if w.PrimaryColor == "" {
+				w.PrimaryColor = def.PrimaryColor
+			}
+			if w.Position == "" {
+				w.Position = def.Position
+			}
+			cfg.WebWidget = w
+		}
+		if cfgHas(raw, "api_bot") {
+			a := deps.APIBot{}
+			if err := mergeSection("api_bot", raw["api_bot"], cfg.APIBot, &a); err != nil {
+				return "", err
+			}
+			if a.Timeout == 0 {
+				a.Timeout = deps.DefaultBotConfig().APIBot.Timeout
+			}
+			cfg.APIBot = a
+		}
+		for _, name := range []string{"wecom_kefu", "wecom_app"} {
+			if !cfgHas(raw, name) {
+				continue
+			}
+			dst, _ := cfg.Channel(name)
+			ch := deps.MessengerChannel{}
+			if err := mergeSection(name, raw[name], *dst, &ch); err != nil {
+				return "", err
+			}
+			if err := checkChannel(name, &ch); err != nil {
+				return "", err
+			}
+			*dst = ch
+		}
+		b, err := json.Marshal(cfg)
+		return string(b), err
+	})
+	if err != nil {
+		return err
+	}
+	cfg := deps.DefaultBotConfig()
+	if err := json.Unmarshal([]byte(row.Value), &cfg); err != nil {
+		return err
+	}
+	return ok(c, maskedBotConfig(cfg))
+}
