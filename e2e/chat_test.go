@@ -49,6 +49,11 @@ func (a *app) stream(method, path string, body any, headers ...string) (int, []s
 	return res.StatusCode, parseSSE(raw)
 }
 
+// streamAuth is stream with the admin token.
+func (a *app) streamAuth(method, path string) (int, []sseEvent) {
+	return a.stream(method, path, nil, "Authorization", "Bearer "+a.token)
+}
+
 func parseSSE(raw []byte) []sseEvent {
 	var out []sseEvent
 	var cur sseEvent
