@@ -24,6 +24,7 @@ type scriptedModel struct {
 	calls     atomic.Int32
 	cancelled atomic.Int32
 	stall     atomic.Bool
+	parallel  atomic.Bool // ask for two searches at once
 	delay     time.Duration
 }
 
@@ -64,6 +65,10 @@ func (m *scriptedModel) serve(w http.ResponseWriter, r *http.Request) {
 		send(chunk(map[string]any{"role": "assistant", "tool_calls": []any{map[string]any{"index": 0, "id": "call_1", "type": "function",
 			"function": map[string]any{"name": "search_knowledge_base", "arguments": `{"query":`}}}}, nil))
 		send(chunk(map[string]any{"tool_calls": []any{map[string]any{"index": 0, "function": map[string]any{"arguments": `"install Lore"}`}}}}, nil))
+		if m.parallel.Load() {
+			send(chunk(map[string]any{"tool_calls": []any{map[string]any{"index": 1, "id": "call_2", "type": "function",
+				"function": map[string]any{"name": "search_knowledge_base", "arguments": `{"query":"upgrade"}`}}}}, nil))
+		}
 		send(chunk(map[string]any{}, "tool_calls"))
 	} else {
 		for i, word := range strings.Fields("Download the archive and run make run [1].") {
@@ -180,4 +185,50 @@ func TestModelDownEndsWithErrorNotice(t *testing.T) {
 		n, _ := a.d.DB.NewSelect().Model((*models.ChatMessage)(nil)).Count(context.Background())
 		return n == 2 // user + assistant notice
 	})
+}
+
+func TestParallelToolCallsAndPipelineTrace(t *testing.T) {
+	m := newScriptedModel(t)
+	m.parallel.Store(true)
+	a := newApp(t, "sqlite", modelEnv(m, nil))
+	var site struct {
+		ID int64 `json:"id"`
+	}
+	a.admin("POST", "/admin/api/v1/sites", map[string]any{"name": "Traced", "show_pipeline_trace": true}, &site)
+	a.waitStatus(a.newDoc(site.ID, "Installation", installDoc, "published"), "completed")
+	_, evs := a.stream("POST", "/v1/chat/responses", map[string]any{"input": "install and upgrade?", "stream": true, "filter": map[string]any{"site_id": site.ID}})
+	completed := map[string]bool{}
+	traced := false
+	for _, e := range evs {
+		switch e.Type {
+		case "response.tool_call.completed":
+			var c struct {
+				ID      string `json:"tool_call_id"`
+				Elapsed *int64 `json:"elapsed_ms"`
+			}
+			_ = json.Unmarshal([]byte(e.Data), &c)
+			if c.Elapsed == nil {
+				t.Fatalf("trace on: tool_call.completed without elapsed_ms: %s", e.Data)
+			}
+			completed[c.ID] = true
+		case "response.pipeline_trace":
+			traced = strings.Contains(e.Data, `"first_token"`) && strings.Contains(e.Data, `"ttfb"`) && strings.Contains(e.Data, `"total"`)
+		}
+	}
+	if !completed["call_1"] || !completed["call_2"] || !traced {
+		t.Fatalf("completed %v traced %v: %v", completed, traced, types(evs))
+	}
+	ts := types(evs)
+	if ts[len(ts)-3] != "response.pipeline_trace" || ts[len(ts)-2] != "response.completed" {
+		t.Fatalf("order: %v", ts)
+	}
+	// Without show_pipeline_trace there is no trace event and no elapsed_ms.
+	plain := a.site("Plain")
+	a.waitStatus(a.newDoc(plain, "Installation", installDoc, "published"), "completed")
+	_, evs = a.stream("POST", "/v1/chat/responses", map[string]any{"input": "install?", "stream": true, "filter": map[string]any{"site_id": plain}})
+	for _, e := range evs {
+		if e.Type == "response.pipeline_trace" || strings.Contains(e.Data, "elapsed_ms") {
+			t.Fatalf("trace leaked without show_pipeline_trace: %s", e.Data)
+		}
+	}
 }
