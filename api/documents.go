@@ -57,6 +57,8 @@ type DocumentResponse struct {
 	ReadingTime  int                 `json:"reading_time" doc:"minutes"`
 	VectorError  *string             `json:"vector_error"`
 	VectorizedAt *time.Time          `json:"vectorized_at"`
+	ChunkCount   int                 `json:"chunk_count" doc:"chunks stored for the vectorized version"`
+	Version      int64               `json:"content_version" doc:"bumped on every title or content edit"`
 	SiteName     *string             `json:"site_name"`
 	SiteSlug     *string             `json:"site_slug"`
 	TenantSlug   *string             `json:"tenant_slug"`
@@ -400,7 +402,7 @@ func documentResponse(d *models.Document, withContent bool, chains map[int64]db.
 		TenantID: d.TenantID, Summary: d.Summary, CoverImage: d.CoverImage, SiteID: d.SiteID,
 		CollectionID: d.CollectionID, Category: d.Category, Author: d.Author, Status: d.Status,
 		VectorStatus: d.VectorStatus, Tags: parseTags(d.Tags), Views: d.Views, ReadingTime: d.ReadingTime,
-		VectorizedAt: d.VectorizedAt}
+		VectorizedAt: d.VectorizedAt, ChunkCount: d.ChunkCount, Version: d.ContentVersion}
 	if withContent {
 		content := d.Content
 		r.Content = &content
