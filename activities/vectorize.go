@@ -14,6 +14,7 @@ import (
 	"github.com/lorekb/lore/internal/deps"
 	"github.com/lorekb/lore/internal/embed"
 	"github.com/lorekb/lore/internal/vector"
+	"github.com/lorekb/lore/models"
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
 )
@@ -37,71 +38,166 @@ type IndexResult struct {
 }
 
 // embedBatch is how many chunks are embedded and upserted per step; the
-// activity heartbeats after each step and resumes from the last one on retry.
+// activity heartbeats after each step and resumes after the last finished
+// document on retry.
 const embedBatch = 64
 
-// IndexDocument loads the document, chunks it, embeds the chunks in batches,
-// upserts them under deterministic ids (document, content version, index),
-// drops chunks of other versions and marks the document. A retry overwrites
-// the same ids, so it never duplicates a vector.
+// DocGroup is a group of documents indexed by one activity (batch jobs).
+type DocGroup struct {
+	DocumentIDs []int64
+}
+
+// GroupResult reports a group: which documents completed or were gone.
+type GroupResult struct {
+	Completed []int64
+	Missing   []int64
+	Chunks    int
+}
+
+// IndexDocument indexes one document (see indexMany).
 func (a *Vectorize) IndexDocument(ctx context.Context, in DocRef) (IndexResult, error) {
-	doc, err := a.D.DB.BeginVectorize(ctx, in.DocumentID)
-	if errors.Is(err, db.ErrNotFound) {
+	res, outs, err := a.indexMany(ctx, []int64{in.DocumentID})
+	if err != nil {
+		return IndexResult{}, err
+	}
+	if len(res.Missing) > 0 {
 		return IndexResult{Missing: true}, nil
 	}
+	return IndexResult{Chunks: res.Chunks, Version: outs[0].Version}, nil
+}
+
+// IndexDocuments indexes a group of documents in one activity: one read,
+// embedding and upserts batched across documents, one write of the results.
+// Batch jobs use it so per-document orchestration does not dominate.
+func (a *Vectorize) IndexDocuments(ctx context.Context, in DocGroup) (GroupResult, error) {
+	res, _, err := a.indexMany(ctx, in.DocumentIDs)
+	return res, err
+}
+
+// progressMark is the heartbeat detail: documents already indexed in this
+// activity, skipped when a retry resumes.
+type progressMark struct {
+	Done map[int64]int64 // document id → content version indexed
+}
+
+// indexMany loads the documents, chunks them, embeds the chunks in batches,
+// upserts them under deterministic ids (document, content version, index),
+// drops chunks of other versions and marks the documents. A retry overwrites
+// the same ids, so it never duplicates a vector.
+func (a *Vectorize) indexMany(ctx context.Context, ids []int64) (GroupResult, []db.VectorizeOutcome, error) {
+	var res GroupResult
+	docs, err := a.D.DB.BeginVectorizeMany(ctx, ids)
 	if err != nil {
-		return IndexResult{}, err
+		return res, nil, err
 	}
-	emb, store, err := a.D.TenantVectors(ctx, doc.TenantID)
-	if err != nil {
-		return IndexResult{}, err
+	found := map[int64]bool{}
+	for _, d := range docs {
+		found[d.ID] = true
 	}
-	pieces := chunk.Split(doc.Content, chunk.Options{Size: a.D.Cfg.ChunkSize, Overlap: a.D.Cfg.ChunkOverlap})
-	start := 0
+	for _, id := range ids {
+		if !found[id] {
+			res.Missing = append(res.Missing, id)
+		}
+	}
+	mark := progressMark{Done: map[int64]int64{}}
 	if activity.HasHeartbeatDetails(ctx) {
-		var resume struct {
-			Version int64
-			Next    int
-		}
-		if activity.GetHeartbeatDetails(ctx, &resume) == nil && resume.Version == doc.ContentVersion {
-			start = resume.Next
+		var prev progressMark
+		if activity.GetHeartbeatDetails(ctx, &prev) == nil && prev.Done != nil {
+			mark = prev
 		}
 	}
-	for i := start; i < len(pieces); i += embedBatch {
-		end := min(i+embedBatch, len(pieces))
-		texts := make([]string, 0, end-i)
-		for _, p := range pieces[i:end] {
-			texts = append(texts, embedText(doc.Title, p))
-		}
-		t0 := time.Now()
-		vecs, err := emb.Embed(ctx, texts)
-		a.D.Metrics.ObserveModel("embedding", emb.Model(), time.Since(t0), 0, 0, err)
-		if err != nil {
-			return IndexResult{}, classify(err)
-		}
-		chunks := make([]vector.Chunk, 0, len(vecs))
-		for j, p := range pieces[i:end] {
-			chunks = append(chunks, vector.Chunk{
-				ID: vector.ChunkID(doc.ID, doc.ContentVersion, p.Index), SiteID: doc.SiteID, DocumentID: doc.ID,
-				Version: doc.ContentVersion, Index: p.Index, Title: doc.Title, Heading: p.Heading,
-				Text: p.Text, Vector: vecs[j],
-			})
-		}
-		if err := store.Upsert(ctx, chunks); err != nil {
-			return IndexResult{}, classify(err)
-		}
-		activity.RecordHeartbeat(ctx, struct {
-			Version int64
-			Next    int
-		}{doc.ContentVersion, end})
+	opts := chunk.Options{Size: a.D.Cfg.ChunkSize, Overlap: a.D.Cfg.ChunkOverlap}
+	var outs []db.VectorizeOutcome
+	// Documents are processed in runs that fill an embedding batch; a run's
+	// documents are finished (stale versions dropped) before the heartbeat
+	// records them as done.
+	type pending struct {
+		doc    *models.Document
+		pieces []chunk.Piece
 	}
-	if err := store.DeleteStaleVersions(ctx, doc.ID, doc.ContentVersion); err != nil {
-		return IndexResult{}, err
+	var run []pending
+	runChunks := 0
+	flush := func(emb embed.Embedder, store vector.Store) error {
+		if len(run) == 0 {
+			return nil
+		}
+		var texts []string
+		var chunks []vector.Chunk
+		for _, p := range run {
+			for _, pc := range p.pieces {
+				texts = append(texts, embedText(p.doc.Title, pc))
+				chunks = append(chunks, vector.Chunk{
+					ID: vector.ChunkID(p.doc.ID, p.doc.ContentVersion, pc.Index), SiteID: p.doc.SiteID, DocumentID: p.doc.ID,
+					Version: p.doc.ContentVersion, Index: pc.Index, Title: p.doc.Title, Heading: pc.Heading, Text: pc.Text,
+				})
+			}
+		}
+		for i := 0; i < len(texts); i += embedBatch {
+			end := min(i+embedBatch, len(texts))
+			t0 := time.Now()
+			vecs, err := emb.Embed(ctx, texts[i:end])
+			a.D.Metrics.ObserveModel("embedding", emb.Model(), time.Since(t0), 0, 0, err)
+			if err != nil {
+				return classify(err)
+			}
+			for j, v := range vecs {
+				chunks[i+j].Vector = v
+			}
+		}
+		if len(chunks) > 0 {
+			if err := store.Upsert(ctx, chunks); err != nil {
+				return classify(err)
+			}
+		}
+		for _, p := range run {
+			if err := store.DeleteStaleVersions(ctx, p.doc.ID, p.doc.ContentVersion); err != nil {
+				return err
+			}
+			mark.Done[p.doc.ID] = p.doc.ContentVersion
+			outs = append(outs, db.VectorizeOutcome{ID: p.doc.ID, Version: p.doc.ContentVersion, Chunks: len(p.pieces)})
+		}
+		activity.RecordHeartbeat(ctx, mark)
+		run, runChunks = nil, 0
+		return nil
 	}
-	if err := a.D.DB.FinishVectorize(ctx, doc.ID, doc.ContentVersion, len(pieces)); err != nil {
-		return IndexResult{}, err
+	var emb embed.Embedder
+	var store vector.Store
+	tenant := int64(-1)
+	for i := range docs {
+		doc := &docs[i]
+		if doc.TenantID != tenant {
+			if err := flush(emb, store); err != nil {
+				return res, nil, err
+			}
+			if emb, store, err = a.D.TenantVectors(ctx, doc.TenantID); err != nil {
+				return res, nil, err
+			}
+			tenant = doc.TenantID
+		}
+		pieces := chunk.Split(doc.Content, opts)
+		if v, ok := mark.Done[doc.ID]; ok && v == doc.ContentVersion {
+			outs = append(outs, db.VectorizeOutcome{ID: doc.ID, Version: doc.ContentVersion, Chunks: len(pieces)})
+			continue // indexed by an earlier attempt
+		}
+		run = append(run, pending{doc: doc, pieces: pieces})
+		runChunks += len(pieces)
+		if runChunks >= embedBatch*4 {
+			if err := flush(emb, store); err != nil {
+				return res, nil, err
+			}
+		}
 	}
-	return IndexResult{Chunks: len(pieces), Version: doc.ContentVersion}, nil
+	if err := flush(emb, store); err != nil {
+		return res, nil, err
+	}
+	if err := a.D.DB.FinishVectorizeMany(ctx, outs); err != nil {
+		return res, nil, err
+	}
+	for _, o := range outs {
+		res.Completed = append(res.Completed, o.ID)
+		res.Chunks += o.Chunks
+	}
+	return res, outs, nil
 }
 
 // embedText is what gets embedded for a chunk: title and heading path give

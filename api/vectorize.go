@@ -145,7 +145,7 @@ func (s *Server) batchVectorize(c *fiber.Ctx) error {
 		return err
 	}
 	res.JobID, err = s.startJob(c, JobBatchVectorize, newBatchID(), "", workflows.BatchVectorize,
-		workflows.BatchInput{DocumentIDs: found, Concurrency: s.d.Cfg.BatchVectorizeConcurrency})
+		workflows.BatchInput{DocumentIDs: found, Concurrency: s.d.Cfg.BatchVectorizeConcurrency, GroupSize: workflows.DefaultGroupSize})
 	if err != nil {
 		for _, id := range found {
 			_ = s.d.DB.FailVectorize(context.WithoutCancel(c.UserContext()), id, "could not start vectorization: "+err.Error())

@@ -1,16 +1,24 @@
 package workflows
 
 import (
+	"time"
+
+	"github.com/lorekb/lore/activities"
+	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 )
 
 // QueryProgress is the query name of a batch job's progress.
 const QueryProgress = "progress"
 
+// DefaultGroupSize is how many documents one batch activity indexes.
+const DefaultGroupSize = 25
+
 // BatchInput lists the documents of a batch vectorization.
 type BatchInput struct {
 	DocumentIDs []int64
-	Concurrency int
+	Concurrency int // group activities in flight
+	GroupSize   int
 }
 
 // BatchProgress is the live state of a batch, readable by QueryProgress.
@@ -24,35 +32,72 @@ type BatchProgress struct {
 	Done      bool    `json:"done"`
 }
 
-// BatchVectorize indexes many documents with bounded concurrency, continuing
-// past individual failures (each failure is recorded on its document).
+// groupOptions retry a group a few times; a group that still fails is split
+// into per-document runs, so one bad document cannot fail its neighbours.
+var groupOptions = workflow.ActivityOptions{
+	StartToCloseTimeout: 15 * time.Minute,
+	HeartbeatTimeout:    20 * time.Second,
+	RetryPolicy: &temporal.RetryPolicy{InitialInterval: time.Second, BackoffCoefficient: 2,
+		MaximumInterval: 30 * time.Second, MaximumAttempts: 3},
+}
+
+// BatchVectorize indexes many documents in groups with bounded concurrency,
+// continuing past individual failures (each failure is recorded on its
+// document).
 func BatchVectorize(ctx workflow.Context, in BatchInput) (BatchProgress, error) {
 	p := BatchProgress{Total: len(in.DocumentIDs), Pending: len(in.DocumentIDs), FailedIDs: []int64{}}
 	if err := workflow.SetQueryHandler(ctx, QueryProgress, func() (BatchProgress, error) { return p, nil }); err != nil {
 		return p, err
 	}
+	size := in.GroupSize
+	if size <= 0 {
+		size = DefaultGroupSize
+	}
 	limit := max(in.Concurrency, 1)
+	inFlight := 0
 	wg := workflow.NewWaitGroup(ctx)
-	for _, id := range in.DocumentIDs {
-		if err := workflow.Await(ctx, func() bool { return p.Running < limit }); err != nil {
+	for start := 0; start < len(in.DocumentIDs); start += size {
+		group := in.DocumentIDs[start:min(start+size, len(in.DocumentIDs))]
+		if err := workflow.Await(ctx, func() bool { return inFlight < limit }); err != nil {
 			return p, err // cancelled
 		}
-		p.Pending--
-		p.Running++
+		inFlight++
+		p.Pending -= len(group)
+		p.Running += len(group)
 		wg.Add(1)
 		workflow.Go(ctx, func(gctx workflow.Context) {
 			defer wg.Done()
-			_, err := indexOne(gctx, id)
-			p.Running--
-			if err != nil {
-				p.Failed++
-				p.FailedIDs = append(p.FailedIDs, id)
-			} else {
-				p.Completed++
-			}
+			completed, failed := indexGroup(gctx, group)
+			inFlight--
+			p.Running -= len(group)
+			p.Completed += completed
+			p.Failed += len(failed)
+			p.FailedIDs = append(p.FailedIDs, failed...)
 		})
 	}
 	wg.Wait(ctx)
 	p.Done = true
 	return p, nil
+}
+
+// indexGroup indexes a group with one activity, or document by document when
+// the group keeps failing. It returns how many completed and which failed.
+func indexGroup(ctx workflow.Context, ids []int64) (int, []int64) {
+	var a *activities.Vectorize
+	var res activities.GroupResult
+	err := workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, groupOptions), a.IndexDocuments,
+		activities.DocGroup{DocumentIDs: ids}).Get(ctx, &res)
+	if err == nil {
+		return len(res.Completed) + len(res.Missing), nil
+	}
+	completed := 0
+	var failed []int64
+	for _, id := range ids {
+		if _, err := indexOne(ctx, id); err != nil {
+			failed = append(failed, id)
+		} else {
+			completed++
+		}
+	}
+	return completed, failed
 }

@@ -78,35 +78,49 @@ func TestBatchContinuesPastFailuresWithBoundedConcurrency(t *testing.T) {
 	var a *activities.Vectorize
 	env.RegisterActivity(a)
 	var mu sync.Mutex
-	running, peak := 0, 0
-	env.OnActivity(a.IndexDocument, mock.Anything, mock.Anything).Return(
-		func(ctx context.Context, in activities.DocRef) (activities.IndexResult, error) {
+	running, peak, groups, singles := 0, 0, 0, 0
+	bad := func(id int64) bool { return id == 5 || id == 10 } // both in the first group
+	env.OnActivity(a.IndexDocuments, mock.Anything, mock.Anything).Return(
+		func(ctx context.Context, in activities.DocGroup) (activities.GroupResult, error) {
 			mu.Lock()
 			running++
+			groups++
 			peak = max(peak, running)
 			mu.Unlock()
 			time.Sleep(5 * time.Millisecond)
 			mu.Lock()
 			running--
 			mu.Unlock()
-			if in.DocumentID%5 == 0 {
+			for _, id := range in.DocumentIDs {
+				if bad(id) {
+					return activities.GroupResult{}, temporal.NewNonRetryableApplicationError("bad doc", "Permanent", nil)
+				}
+			}
+			return activities.GroupResult{Completed: in.DocumentIDs, Chunks: 2 * len(in.DocumentIDs)}, nil
+		})
+	// A failing group is split into per-document runs.
+	env.OnActivity(a.IndexDocument, mock.Anything, mock.Anything).Return(
+		func(ctx context.Context, in activities.DocRef) (activities.IndexResult, error) {
+			mu.Lock()
+			singles++
+			mu.Unlock()
+			if bad(in.DocumentID) {
 				return activities.IndexResult{}, temporal.NewNonRetryableApplicationError("bad doc", "Permanent", nil)
 			}
 			return activities.IndexResult{Chunks: 2}, nil
 		})
 	env.OnActivity(a.MarkFailed, mock.Anything, mock.Anything, mock.Anything).Return(nil)
-	ids := make([]int64, 20)
+	ids := make([]int64, 42)
 	for i := range ids {
 		ids[i] = int64(i + 1)
 	}
 	var mid BatchProgress
 	env.RegisterDelayedCallback(func() {
-		v, err := env.QueryWorkflow(QueryProgress)
-		if err == nil {
+		if v, err := env.QueryWorkflow(QueryProgress); err == nil {
 			_ = v.Get(&mid)
 		}
 	}, time.Millisecond)
-	env.ExecuteWorkflow(BatchVectorize, BatchInput{DocumentIDs: ids, Concurrency: 3})
+	env.ExecuteWorkflow(BatchVectorize, BatchInput{DocumentIDs: ids, Concurrency: 2, GroupSize: 10})
 	if err := env.GetWorkflowError(); err != nil {
 		t.Fatal(err)
 	}
@@ -114,13 +128,16 @@ func TestBatchContinuesPastFailuresWithBoundedConcurrency(t *testing.T) {
 	if err := env.GetWorkflowResult(&p); err != nil {
 		t.Fatal(err)
 	}
-	if p.Total != 20 || p.Completed != 16 || p.Failed != 4 || p.Running != 0 || p.Pending != 0 || !p.Done {
+	if p.Total != 42 || p.Completed != 40 || p.Failed != 2 || p.Running != 0 || p.Pending != 0 || !p.Done {
 		t.Fatalf("progress %+v", p)
 	}
-	if peak > 3 {
-		t.Fatalf("peak concurrency %d > 3", peak)
+	if groups != 5 || singles != 10 {
+		t.Fatalf("%d group activities, %d single-document fallbacks (want 5 and 10)", groups, singles)
 	}
-	if mid.Total != 20 {
+	if peak > 2 {
+		t.Fatalf("peak concurrency %d > 2", peak)
+	}
+	if mid.Total != 42 {
 		t.Fatalf("mid-run query: %+v", mid)
 	}
 }

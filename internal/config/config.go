@@ -171,7 +171,7 @@ func LoadFrom(lookup func(string) (string, bool)) (*Config, error) {
 		AgentSummaryKeepLastN:       e.int("AGENT_SUMMARY_KEEP_LAST_N", 6),
 		ChatStreamTimeoutSeconds:    e.float("CHAT_STREAM_TIMEOUT_SECONDS", 120.0),
 		BatchVectorizeMaxDocs:       e.int("LORE_BATCH_VECTORIZE_MAX", 5000),
-		BatchVectorizeConcurrency:   e.int("LORE_BATCH_VECTORIZE_CONCURRENCY", 8),
+		BatchVectorizeConcurrency:   e.int("LORE_BATCH_VECTORIZE_CONCURRENCY", 4),
 		SiteAccessTokenTTL:          e.dur("LORE_SITE_ACCESS_TOKEN_TTL", 24*time.Hour),
 		SitePasswordMaxFailures:     e.int("LORE_SITE_PASSWORD_MAX_FAILURES", 5),
 		MessengerBaseURL:            e.str("MESSENGER_API_BASE_URL", ""),

@@ -116,3 +116,48 @@ func (d *DB) GetJob(ctx context.Context, id string) (*models.Job, error) {
 	err := d.NewSelect().Model(j).Where("id = ?", id).Scan(ctx)
 	return j, Classify(err)
 }
+
+// BeginVectorizeMany marks the documents processing and returns them (with
+// content) in id order; ids that no longer exist are absent.
+func (d *DB) BeginVectorizeMany(ctx context.Context, ids []int64) ([]models.Document, error) {
+	var docs []models.Document
+	err := d.Tx(ctx, func(ctx context.Context, tx bun.Tx) error {
+		if err := tx.NewSelect().Model(&docs).Where("id IN (?)", bun.In(ids)).Order("id").Scan(ctx); err != nil {
+			return err
+		}
+		_, err := tx.NewUpdate().Model((*models.Document)(nil)).Set("vector_status = ?", models.VecProcessing).
+			Where("id IN (?)", bun.In(ids)).Exec(ctx)
+		return err
+	})
+	for i := range docs {
+		docs[i].VectorStatus = models.VecProcessing
+	}
+	return docs, err
+}
+
+// VectorizeOutcome is the result of indexing one document version.
+type VectorizeOutcome struct {
+	ID      int64
+	Version int64
+	Chunks  int
+}
+
+// FinishVectorizeMany records successful runs in one transaction (see
+// FinishVectorize for the version guard).
+func (d *DB) FinishVectorizeMany(ctx context.Context, outs []VectorizeOutcome) error {
+	if len(outs) == 0 {
+		return nil
+	}
+	now := time.Now().UTC()
+	return d.Tx(ctx, func(ctx context.Context, tx bun.Tx) error {
+		for _, o := range outs {
+			if _, err := tx.NewUpdate().Model((*models.Document)(nil)).
+				Set("vector_status = CASE WHEN content_version = ? THEN ? ELSE ? END", o.Version, models.VecCompleted, models.VecOutdated).
+				Set("chunk_count = ?", o.Chunks).Set("vectorized_at = ?", now).Set("vector_error = ''").
+				Where("id = ?", o.ID).Exec(ctx); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
