@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -16,6 +17,7 @@ import (
 	"github.com/lorekb/lore/internal/deps"
 	"github.com/lorekb/lore/internal/llm"
 	"github.com/lorekb/lore/internal/rerank"
+	"github.com/lorekb/lore/internal/streamhub"
 	"github.com/lorekb/lore/internal/vector"
 	"github.com/lorekb/lore/models"
 	"go.temporal.io/sdk/activity"
@@ -30,11 +32,15 @@ const SignalEvents = "events"
 type EventBatch struct {
 	Attempt int32
 	Events  []json.RawMessage // full SSE payloads, each with its "type"
+	Origins []string          // per event: the key it was published under on the hub
 }
 
 // Chat holds the activities of a chat run.
 type Chat struct {
 	D *deps.Deps
+	// Hub, when set, receives every event at once (the fast path to an API
+	// in the same process); signals then carry the log at a calmer pace.
+	Hub *streamhub.Hub
 	// FlushInterval batches token deltas into one signal (tens of
 	// milliseconds: never one signal per token).
 	FlushInterval time.Duration
@@ -63,6 +69,10 @@ type ModelTurnInput struct {
 	Turn         []TurnMessage
 	OfferTools   bool
 	StartedAtMs  int64 // when the request arrived, for the pipeline trace
+	// SeqBase is the log length when the call was scheduled: the i-th event
+	// of this call becomes log entry SeqBase+i+1 (nothing else appends to
+	// the log while a model call runs).
+	SeqBase int
 }
 
 // ModelTurnResult is the assistant message of one model call.
@@ -108,7 +118,7 @@ func (a *Chat) ModelTurn(ctx context.Context, in ModelTurnInput) (ModelTurnResul
 	if in.OfferTools {
 		req.Tools = []llm.ToolDef{searchTool}
 	}
-	em := a.newEmitter(ctx)
+	em := a.newEmitter(ctx, in.SeqBase)
 	defer em.close()
 	var res ModelTurnResult
 	started := map[int]bool{}
@@ -211,21 +221,30 @@ type emitter struct {
 	wfID    string
 	runID   string
 	attempt int32
+	prefix  string // origin prefix: activity id and attempt
+	seqBase int
+	n       int
 	mu      sync.Mutex
+	sendMu  sync.Mutex // one signal at a time, so batches arrive in order
 	pending []json.RawMessage
+	origins []string
 	sent    bool
 	stop    chan struct{}
 	wg      sync.WaitGroup
 	err     error
 }
 
-func (a *Chat) newEmitter(ctx context.Context) *emitter {
+func (a *Chat) newEmitter(ctx context.Context, seqBase int) *emitter {
 	info := activity.GetInfo(ctx)
 	e := &emitter{a: a, ctx: ctx, wfID: info.WorkflowExecution.ID, runID: info.WorkflowExecution.RunID,
-		attempt: info.Attempt, stop: make(chan struct{})}
+		attempt: info.Attempt, stop: make(chan struct{}), seqBase: seqBase,
+		prefix: fmt.Sprintf("%s/%d/", info.ActivityID, info.Attempt)}
 	interval := a.FlushInterval
 	if interval <= 0 {
 		interval = 40 * time.Millisecond
+		if a.Hub != nil {
+			interval = 200 * time.Millisecond // readers in this process already have every event
+		}
 	}
 	e.wg.Add(1)
 	go func() {
@@ -249,19 +268,28 @@ func (a *Chat) newEmitter(ctx context.Context) *emitter {
 func (e *emitter) add(ev map[string]any) {
 	b, _ := json.Marshal(ev)
 	e.mu.Lock()
+	origin := e.prefix + strconv.Itoa(e.n)
+	seq := e.seqBase + e.n + 1
+	e.n++
 	e.pending = append(e.pending, b)
+	e.origins = append(e.origins, origin)
 	first := !e.sent
+	if e.a.Hub != nil {
+		e.a.Hub.Publish(e.wfID, streamhub.Event{Origin: origin, Seq: seq, Data: b})
+	}
 	e.mu.Unlock()
-	if first {
+	if first && e.a.Hub == nil {
 		_ = e.flush() // the first piece goes out at once: it is what time-to-first-token measures
 	}
 }
 
 // flush sends what is pending as one signal and heartbeats.
 func (e *emitter) flush() error {
+	e.sendMu.Lock()
+	defer e.sendMu.Unlock()
 	e.mu.Lock()
-	batch := e.pending
-	e.pending = nil
+	batch, origins := e.pending, e.origins
+	e.pending, e.origins = nil, nil
 	if len(batch) > 0 {
 		e.sent = true
 	}
@@ -270,7 +298,7 @@ func (e *emitter) flush() error {
 	if len(batch) == 0 {
 		return nil
 	}
-	err := e.a.D.Temporal.SignalWorkflow(e.ctx, e.wfID, e.runID, SignalEvents, EventBatch{Attempt: e.attempt, Events: batch})
+	err := e.a.D.Temporal.SignalWorkflow(e.ctx, e.wfID, e.runID, SignalEvents, EventBatch{Attempt: e.attempt, Events: batch, Origins: origins})
 	if err != nil {
 		e.mu.Lock()
 		e.err = err

@@ -37,14 +37,14 @@ func (h *harness) fingerprint() string {
 }
 
 var badBodies = []string{
-	`{"title":`,                      // malformed
-	`[]`,                             // wrong top-level type
-	`"just a string"`,                // wrong top-level type
-	`{"site_id":"one","title":5}`,    // wrong field types
-	`{"site_id":1e400}`,              // number out of range
-	`{"name":"x"} {"name":"y"}`,      // trailing data
+	`{"title":`,                   // malformed
+	`[]`,                          // wrong top-level type
+	`"just a string"`,             // wrong top-level type
+	`{"site_id":"one","title":5}`, // wrong field types
+	`{"site_id":1e400}`,           // number out of range
+	`{"name":"x"} {"name":"y"}`,   // trailing data
 	`{"title":"a\u0000b","name":"a\u0000b","email":"a\u0000@b.c","input":"a\u0000"}`, // NUL
-	`{"site_id":-5,"page":-1,"title":"` + strings.Repeat("x", 300) + `"}`,             // out of range
+	`{"site_id":-5,"page":-1,"title":"` + strings.Repeat("x", 300) + `"}`,            // out of range
 }
 
 var badIDs = []string{"..%2F..%2Fetc%2Fpasswd", "1%27%20OR%201%3D1--", "-1", "99999999999999999999999", "abc", "%00"}

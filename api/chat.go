@@ -15,6 +15,7 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 	"github.com/lorekb/lore/internal/db"
+	"github.com/lorekb/lore/internal/streamhub"
 	"github.com/lorekb/lore/models"
 	"github.com/lorekb/lore/workflows"
 	enumspb "go.temporal.io/api/enums/v1"
@@ -375,8 +376,13 @@ func (s *Server) streamRun(c *fiber.Ctx, threadID, wfID string, after int) {
 
 // pumpSSE streams a run's log through write: once with a nil event before
 // anything is read (so a first line can go out at once), once per event, and
-// once with done=true at the end. A client that goes away cancels the run,
-// so the pending model call stops.
+// once with done=true at the end. Events come from two sources merged in log
+// order: the in-process hub (the model activity's events the moment they
+// exist, when the worker runs in this process) and the run's log read by
+// long-poll (the source of truth, and the only source for events the
+// workflow emits itself). An event delivered by the hub is not written again
+// when the log brings it. A client that goes away cancels the run, so the
+// pending model call stops.
 func (s *Server) pumpSSE(c *fiber.Ctx, wfID string, after int, write func(w *bufio.Writer, ev *workflows.ChatEvent, done bool),
 	fail func(w *bufio.Writer, err error)) {
 	setSSEHeaders(c)
@@ -390,37 +396,114 @@ func (s *Server) pumpSSE(c *fiber.Ctx, wfID string, after int, write func(w *buf
 			s.cancelRun(wfID)
 			return
 		}
-		next := after
+		last := after
 		if after == 0 {
-			next = 1 // response.created is known without reading it
+			last = 1 // response.created is known without reading it
 		}
-		for {
-			page, err := s.readEvents(ctx, wfID, next)
-			if err != nil {
-				fail(w, err)
+		type item struct {
+			hub  []streamhub.Event
+			page *workflows.EventsPage
+			err  error
+		}
+		items := make(chan item, 16)
+		go func() { // the log, by long-poll
+			for next := last; ; {
+				page, err := s.readEvents(ctx, wfID, next)
+				select {
+				case items <- item{page: &page, err: err}:
+				case <-ctx.Done():
+					return
+				}
+				if err != nil || page.Done {
+					return
+				}
+				if n := len(page.Events); n > 0 {
+					next = page.Events[n-1].Seq
+				}
+			}
+		}()
+		if s.hub != nil {
+			go func() { // the fast path
+				for idx := 0; ctx.Err() == nil; {
+					evs := s.hub.Wait(ctx, wfID, idx)
+					if len(evs) == 0 {
+						continue
+					}
+					idx += len(evs)
+					select {
+					case items <- item{hub: evs}:
+					case <-ctx.Done():
+						return
+					}
+				}
+			}()
+		}
+		sent := map[string]bool{}         // origins already written
+		held := map[int]streamhub.Event{} // hub events waiting for earlier log entries
+		emit := func(ev workflows.ChatEvent) {
+			write(w, &ev, false)
+			last = ev.Seq
+			if ev.Origin != "" {
+				sent[ev.Origin] = true
+			}
+		}
+		drainHeld := func() {
+			for {
+				h, ok := held[last+1]
+				if !ok {
+					return
+				}
+				delete(held, last+1)
+				if !sent[h.Origin] {
+					emit(workflows.ChatEvent{Seq: h.Seq, Data: h.Data, Origin: h.Origin})
+				}
+			}
+		}
+		for it := range items {
+			done := false
+			switch {
+			case it.err != nil:
+				fail(w, it.err)
 				_ = w.Flush()
 				return
-			}
-			for i := range page.Events {
-				write(w, &page.Events[i], false)
-				next = page.Events[i].Seq
-			}
-			if len(page.Events) == 0 && !page.Done {
-				// The long-poll came back empty: a comment line keeps
-				// proxies from closing the stream and tells us whether the
-				// client is still there.
-				fmt.Fprint(w, ": keep-alive\n\n")
-			}
-			if page.Done {
-				write(w, nil, true)
+			case it.hub != nil:
+				for _, h := range it.hub {
+					if sent[h.Origin] || h.Seq <= last {
+						continue
+					}
+					held[h.Seq] = h
+				}
+				drainHeld()
+			default:
+				for _, ev := range it.page.Events {
+					if ev.Seq <= last && ev.Origin == "" {
+						continue
+					}
+					if ev.Origin != "" && sent[ev.Origin] {
+						last = max(last, ev.Seq)
+						continue
+					}
+					emit(ev)
+					drainHeld()
+				}
+				if len(it.page.Events) == 0 && !it.page.Done {
+					// The long-poll came back empty: a comment line keeps
+					// proxies from closing the stream and tells us whether
+					// the client is still there.
+					fmt.Fprint(w, ": keep-alive\n\n")
+				}
+				if it.page.Done {
+					write(w, nil, true)
+					done = true
+				}
 			}
 			if w.Flush() != nil {
-				if !page.Done {
+				if !done {
 					s.cancelRun(wfID)
 				}
 				return
 			}
-			if page.Done {
+			if done {
 				return
 			}
 		}

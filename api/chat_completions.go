@@ -44,7 +44,6 @@ type ChatCompletionRequest struct {
 	IncludeInternalEvents *bool             `json:"include_internal_events"`
 }
 
-
 // ChatCompletionMessage is one message of the request.
 type ChatCompletionMessage struct {
 	Role       string          `json:"role" validate:"required,oneof=system developer user assistant tool"`

@@ -153,18 +153,21 @@ func TestChatSessionList(t *testing.T) {
 			t.Fatalf("siteless session: %+v", d.Items[2])
 		}
 		for q, want := range map[string]string{
-			"member_id=m1&site_id=" + itoa(a):      "t4,t1",
-			"member_id=m1&site_id=" + itoa(locked): "t5",
-			"member_id=m1&keyword=install":         "t4,t1", // title or last_message, any case
-			"member_id=m1&keyword=100%25":          "t2",
-			"member_id=m1&keyword=nothing":         "",
-			"member_id=m2":                         "t6",
-			"member_id=nobody":                     "",
-			"member_id=m1&tenant_id=999":           "",
+			"member_id=m1&site_id=" + itoa(a): "t4,t1",
+			"member_id=m1&keyword=install":    "t4,t1", // title or last_message, any case
+			"member_id=m1&keyword=100%25":     "t2",
+			"member_id=m1&keyword=nothing":    "",
+			"member_id=m2":                    "t6",
+			"member_id=nobody":                "",
+			"member_id=m1&tenant_id=999":      "",
 		} {
 			if got := ids(list(q)); got != want {
 				t.Errorf("%s: %q, want %q", q, got, want)
 			}
+		}
+		// A password-protected site's sessions need its access token.
+		if r := h.do("GET", "/v1/chat/sessions?member_id=m1&site_id="+itoa(locked), nil, ""); r.Status != 401 {
+			t.Fatalf("protected site without token: %d %s", r.Status, r.Raw)
 		}
 		d = list("member_id=m1&page=2&size=3")
 		if got := ids(d); got != "t1" || d.Total != 4 || d.Page != 2 || d.Size != 3 {

@@ -1,12 +1,14 @@
 package api
 
 import (
+	"context"
 	"encoding/json"
 	"net/http"
 	"strings"
 	"testing"
 
 	"github.com/lorekb/lore/internal/db/dbtest"
+	"github.com/lorekb/lore/models"
 )
 
 func TestHealthEnvelopeAndRequestID(t *testing.T) {
@@ -192,3 +194,25 @@ func TestJWTRejections(t *testing.T) {
 }
 
 var _ = dbtest.Dialects
+
+func TestForwardedForOnlyFromTrustedProxies(t *testing.T) {
+	for proxies, want := range map[string]string{"10.9.9.9": "0.0.0.0", "0.0.0.0": "1.2.3.4"} {
+		h := newHarness(t, "sqlite", map[string]string{"LORE_TRUSTED_PROXIES": proxies})
+		var site, doc struct {
+			ID int64 `json:"id"`
+		}
+		h.must(201, "POST", "/admin/api/v1/sites", map[string]any{"name": "IP"}, h.admin).into(t, &site)
+		h.must(201, "POST", "/admin/api/v1/documents", map[string]any{"site_id": site.ID, "title": "d", "status": "published"}, h.admin).into(t, &doc)
+		h.must(200, "GET", "/v1/documents/"+itoa(doc.ID), nil, "", "X-Forwarded-For", "1.2.3.4")
+		if err := h.s.FlushViews(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		var ev models.ViewEvent
+		if err := h.d.DB.NewSelect().Model(&ev).Limit(1).Scan(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		if ev.IP != want {
+			t.Fatalf("trusted proxies %s: recorded IP %q, want %q", proxies, ev.IP, want)
+		}
+	}
+}

@@ -40,7 +40,8 @@ func eachDialect(t *testing.T, fn func(t *testing.T, h *harness)) {
 // newHarness builds a server; env overrides configuration variables.
 func newHarness(t *testing.T, dialect string, env map[string]string) *harness {
 	t.Helper()
-	vars := map[string]string{"LORE_DATA_DIR": t.TempDir(), "LORE_JWT_SECRET": "test-secret-0123456789abcdef0123456789", "TEMPORAL_ADDRESS": "none"}
+	vars := map[string]string{"LORE_DATA_DIR": t.TempDir(), "LORE_JWT_SECRET": "test-secret-0123456789abcdef0123456789", "TEMPORAL_ADDRESS": "none",
+		"LORE_TRUSTED_PROXIES": "0.0.0.0"} // the in-process test client acts as the proxy
 	for k, v := range env {
 		vars[k] = v
 	}

@@ -20,6 +20,7 @@ import (
 	"github.com/gofiber/fiber/v2/middleware/filesystem"
 	"github.com/google/uuid"
 	"github.com/lorekb/lore/internal/deps"
+	"github.com/lorekb/lore/internal/streamhub"
 	"github.com/lorekb/lore/internal/telemetry"
 )
 
@@ -34,7 +35,8 @@ type Server struct {
 	d      *deps.Deps
 	log    *slog.Logger
 	routes []Route
-	docs   *docState // view recorder and client document detail cache
+	docs   *docState      // view recorder and client document detail cache
+	hub    *streamhub.Hub // chat events from a worker in this process (nil: log only)
 
 	specOnce sync.Once
 	specs    map[Surface][]byte
@@ -44,7 +46,10 @@ type Server struct {
 // New builds the server and mounts every route.
 func New(d *deps.Deps) *Server {
 	s := &Server{d: d, log: d.Log, docs: newDocState()}
-	s.app = fiber.New(fiber.Config{
+	if d.Cfg.RunWorker {
+		s.hub = streamhub.Default
+	}
+	cfg := fiber.Config{
 		ErrorHandler: s.errorHandler,
 		// Values from the request (method, path, params, headers) outlive the
 		// handler in metrics labels, job ids and logs: never share buffers.
@@ -54,8 +59,14 @@ func New(d *deps.Deps) *Server {
 		ReadTimeout:           60 * time.Second,
 		IdleTimeout:           120 * time.Second,
 		StreamRequestBody:     true,
-		ProxyHeader:           "X-Forwarded-For",
-	})
+	}
+	if len(d.Cfg.TrustedProxies) > 0 {
+		// X-Forwarded-For is believed only from the configured proxies.
+		cfg.ProxyHeader = fiber.HeaderXForwardedFor
+		cfg.EnableTrustedProxyCheck = true
+		cfg.TrustedProxies = d.Cfg.TrustedProxies
+	}
+	s.app = fiber.New(cfg)
 	s.app.Use(s.requestID, s.observe, s.recoverPanic, s.bodyLimit)
 	s.mount()
 	s.app.Use(func(c *fiber.Ctx) error { return ErrNotFound })

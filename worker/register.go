@@ -5,6 +5,7 @@ import (
 
 	"github.com/lorekb/lore/activities"
 	"github.com/lorekb/lore/internal/deps"
+	"github.com/lorekb/lore/internal/streamhub"
 	"github.com/lorekb/lore/workflows"
 	"go.temporal.io/sdk/worker"
 )
@@ -20,7 +21,7 @@ func register(ctx context.Context, w worker.Worker, d *deps.Deps) error {
 	w.RegisterWorkflow(workflows.KefuSync)
 	w.RegisterActivity(&activities.Vectorize{D: d})
 	w.RegisterActivity(&activities.Sites{D: d})
-	w.RegisterActivity(&activities.Chat{D: d})
+	w.RegisterActivity(&activities.Chat{D: d, Hub: streamhub.Default})
 	// Messenger's methods register under their names, DeliverReply among
 	// them (the name the chat run calls); one value shares the API clients.
 	w.RegisterActivity(&activities.Messenger{D: d})

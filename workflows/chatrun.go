@@ -56,8 +56,9 @@ type ReplyTarget struct {
 
 // ChatEvent is one numbered event of the log; Data is the SSE payload.
 type ChatEvent struct {
-	Seq  int             `json:"seq"`
-	Data json.RawMessage `json:"data"`
+	Seq    int             `json:"seq"`
+	Data   json.RawMessage `json:"data"`
+	Origin string          `json:"origin,omitempty"` // the hub key of an activity's event
 }
 
 // EventsPage is a slice of the log after a sequence number.
@@ -81,7 +82,8 @@ var (
 		RetryPolicy: &temporal.RetryPolicy{InitialInterval: 500 * time.Millisecond, BackoffCoefficient: 2,
 			MaximumInterval: 5 * time.Second, MaximumAttempts: 3},
 	}
-	searchOptions = workflow.ActivityOptions{
+	// Search is short: a local activity saves two round trips to the server.
+	searchOptions = workflow.LocalActivityOptions{
 		StartToCloseTimeout: time.Minute,
 		RetryPolicy: &temporal.RetryPolicy{InitialInterval: 300 * time.Millisecond, BackoffCoefficient: 2,
 			MaximumInterval: 5 * time.Second, MaximumAttempts: 3},
@@ -195,6 +197,7 @@ func (r *chatRun) agent(ctx workflow.Context) {
 		err := workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, modelOptions), a.ModelTurn, activities.ModelTurnInput{
 			ThreadID: r.in.ThreadID, TenantID: r.in.TenantID, Model: r.in.Model, Temperature: r.in.Temperature,
 			Instructions: r.in.Instructions, Turn: r.turn, OfferTools: !forceStop, StartedAtMs: r.in.StartedAtMs,
+			SeqBase: len(r.events),
 		}).Get(ctx, &res)
 		r.drain()
 		if err != nil {
@@ -273,7 +276,7 @@ func (r *chatRun) runTools(ctx workflow.Context, calls []llm.ToolCall) []activit
 			continue
 		}
 		pending++
-		f := workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, searchOptions), a.Search, activities.SearchInput{
+		f := workflow.ExecuteLocalActivity(workflow.WithLocalActivityOptions(ctx, searchOptions), a.Search, activities.SearchInput{
 			ThreadID: r.in.ThreadID, ToolCallID: tc.ID, TenantID: r.in.TenantID, SiteID: r.in.SiteID, Arguments: tc.Arguments})
 		sel.AddFuture(f, func(f workflow.Future) {
 			var res activities.SearchResult
@@ -343,8 +346,12 @@ func (r *chatRun) emitText(t string) {
 
 // accept appends an activity's batch to the log in arrival order.
 func (r *chatRun) accept(b activities.EventBatch) {
-	for _, e := range b.Events {
-		r.events = append(r.events, ChatEvent{Seq: len(r.events) + 1, Data: e})
+	for i, e := range b.Events {
+		ev := ChatEvent{Seq: len(r.events) + 1, Data: e}
+		if i < len(b.Origins) {
+			ev.Origin = b.Origins[i]
+		}
+		r.events = append(r.events, ev)
 		var d struct {
 			Type  string `json:"type"`
 			Delta string `json:"delta"`

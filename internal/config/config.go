@@ -16,18 +16,22 @@ import (
 // Config is the whole runtime configuration. Zero values are never used directly:
 // Load fills every field from the environment or its default.
 type Config struct {
-	HTTPAddr      string // LORE_HTTP_ADDR
-	PublicURL     string // LORE_PUBLIC_URL: base URL used in generated links (signed file URLs)
-	DataDir       string // LORE_DATA_DIR
-	DatabaseURL   string // DATABASE_URL: empty → SQLite in DataDir
-	Environment   string // LORE_ENV: local | dev | prod
-	BodyLimit     int    // LORE_BODY_LIMIT_BYTES: max request body
-	RunWorker     bool   // LORE_RUN_WORKER: serve also runs the Temporal worker
-	LogLevel      string // LORE_LOG_LEVEL
-	TemporalAddr  string // TEMPORAL_ADDRESS; "none" disables Temporal
-	TemporalNS    string // TEMPORAL_NAMESPACE
-	TemporalQueue string // TEMPORAL_TASK_QUEUE
-	TemporalUI    string // TEMPORAL_UI_URL (printed by make run)
+	HTTPAddr    string // LORE_HTTP_ADDR
+	PublicURL   string // LORE_PUBLIC_URL: base URL used in generated links (signed file URLs)
+	DataDir     string // LORE_DATA_DIR
+	DatabaseURL string // DATABASE_URL: empty → SQLite in DataDir
+	Environment string // LORE_ENV: local | dev | prod
+	BodyLimit   int    // LORE_BODY_LIMIT_BYTES: max request body
+	RunWorker   bool   // LORE_RUN_WORKER: serve also runs the Temporal worker
+	LogLevel    string // LORE_LOG_LEVEL
+	// TrustedProxies (LORE_TRUSTED_PROXIES, comma-separated IPs or CIDRs):
+	// only requests from these may set the client IP with X-Forwarded-For
+	// (the IP keys view events and the password rate limit).
+	TrustedProxies []string
+	TemporalAddr   string // TEMPORAL_ADDRESS; "none" disables Temporal
+	TemporalNS     string // TEMPORAL_NAMESPACE
+	TemporalQueue  string // TEMPORAL_TASK_QUEUE
+	TemporalUI     string // TEMPORAL_UI_URL (printed by make run)
 
 	JWTSecret     string        // LORE_JWT_SECRET (generated and persisted when unset)
 	JWTTTL        time.Duration // LORE_JWT_TTL
@@ -104,18 +108,19 @@ func Load() (*Config, error) { return LoadFrom(os.LookupEnv) }
 func LoadFrom(lookup func(string) (string, bool)) (*Config, error) {
 	e := source(lookup)
 	c := &Config{
-		HTTPAddr:      e.str("LORE_HTTP_ADDR", ":8080"),
-		PublicURL:     e.str("LORE_PUBLIC_URL", ""),
-		DataDir:       e.str("LORE_DATA_DIR", "./data"),
-		DatabaseURL:   e.str("DATABASE_URL", ""),
-		Environment:   e.str("LORE_ENV", "local"),
-		BodyLimit:     e.int("LORE_BODY_LIMIT_BYTES", 8<<20),
-		RunWorker:     e.bool("LORE_RUN_WORKER", true),
-		LogLevel:      e.str("LORE_LOG_LEVEL", "info"),
-		TemporalAddr:  e.str("TEMPORAL_ADDRESS", "127.0.0.1:7233"),
-		TemporalNS:    e.str("TEMPORAL_NAMESPACE", "default"),
-		TemporalQueue: e.str("TEMPORAL_TASK_QUEUE", "lore"),
-		TemporalUI:    e.str("TEMPORAL_UI_URL", "http://127.0.0.1:8233"),
+		HTTPAddr:       e.str("LORE_HTTP_ADDR", ":8080"),
+		PublicURL:      e.str("LORE_PUBLIC_URL", ""),
+		DataDir:        e.str("LORE_DATA_DIR", "./data"),
+		DatabaseURL:    e.str("DATABASE_URL", ""),
+		Environment:    e.str("LORE_ENV", "local"),
+		BodyLimit:      e.int("LORE_BODY_LIMIT_BYTES", 8<<20),
+		RunWorker:      e.bool("LORE_RUN_WORKER", true),
+		LogLevel:       e.str("LORE_LOG_LEVEL", "info"),
+		TrustedProxies: splitList(e.str("LORE_TRUSTED_PROXIES", "")),
+		TemporalAddr:   e.str("TEMPORAL_ADDRESS", "127.0.0.1:7233"),
+		TemporalNS:     e.str("TEMPORAL_NAMESPACE", "default"),
+		TemporalQueue:  e.str("TEMPORAL_TASK_QUEUE", "lore"),
+		TemporalUI:     e.str("TEMPORAL_UI_URL", "http://127.0.0.1:8233"),
 
 		JWTSecret:     e.str("LORE_JWT_SECRET", ""),
 		JWTTTL:        e.dur("LORE_JWT_TTL", 7*24*time.Hour),
@@ -283,4 +288,14 @@ func (e source) dur(k string, def time.Duration) time.Duration {
 // MapSource adapts a map to LoadFrom (tests build configurations this way).
 func MapSource(m map[string]string) func(string) (string, bool) {
 	return func(k string) (string, bool) { v, ok := m[k]; return v, ok }
+}
+
+func splitList(s string) []string {
+	var out []string
+	for _, p := range strings.Split(s, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
 }

@@ -3,6 +3,7 @@ package db
 import (
 	"context"
 	"errors"
+	"reflect"
 	"time"
 
 	"github.com/lorekb/lore/models"
@@ -40,14 +41,36 @@ type DocumentFilter struct {
 }
 
 // ListDocuments returns a page of documents and the total. Keyword search is
-// a case-insensitive substring match with LIKE metacharacters escaped; on
-// PostgreSQL it is ILIKE, which the trigram indexes serve.
+// a case-insensitive substring match of title, summary or content with LIKE
+// metacharacters escaped: ILIKE on PostgreSQL, LIKE on SQLite.
+//
+// On PostgreSQL a keyword list is one statement (see listDocumentsByKeyword):
+// the matching ids are found once, through the trigram indexes, and both the
+// page and the total come from them.
 func (d *DB) ListDocuments(ctx context.Context, f DocumentFilter) ([]models.Document, int, error) {
+	orderBy, dir := f.OrderBy, f.OrderDir
+	if orderBy == "" {
+		orderBy = "created_at"
+	}
+	if dir != "asc" {
+		dir = "desc"
+	}
+	if f.Keyword != "" && d.Postgres() {
+		return d.listDocumentsByKeyword(ctx, f, orderBy, dir)
+	}
 	var docs []models.Document
 	q := d.NewSelect().Model(&docs)
 	if f.ExcludeContent {
 		q = q.ExcludeColumn("content")
 	}
+	q = d.whereDocuments(q, f)
+	q = q.OrderExpr("? "+dir+", id "+dir, bun.Ident(orderBy)).Limit(int64(f.Limit)).Offset(int64(f.Offset))
+	n, err := q.ScanAndCount(ctx)
+	return docs, int(n), Classify(err)
+}
+
+// whereDocuments adds the conditions of f to a select of documents.
+func (d *DB) whereDocuments(q *bun.SelectQuery, f DocumentFilter) *bun.SelectQuery {
 	if f.SiteIDs != nil {
 		q = q.Where("site_id IN (?)", bun.In(nonEmpty(f.SiteIDs)))
 	}
@@ -76,23 +99,88 @@ func (d *DB) ListDocuments(ctx context.Context, f DocumentFilter) ([]models.Docu
 		q = q.Where("site_id IN (?)", sites)
 	}
 	if f.Keyword != "" {
+		// The short columns first: the OR stops at the first match, so a
+		// keyword found in the title or summary never reads the content.
 		op, kw := d.LikeOp(), Like(f.Keyword)
 		q = q.WhereGroup(" AND ", func(q *bun.SelectQuery) *bun.SelectQuery {
 			return q.Where("title "+op+" ? ESCAPE '\\'", kw).
-				WhereOr("content "+op+" ? ESCAPE '\\'", kw).
-				WhereOr("summary "+op+" ? ESCAPE '\\'", kw)
+				WhereOr("summary "+op+" ? ESCAPE '\\'", kw).
+				WhereOr("content "+op+" ? ESCAPE '\\'", kw)
 		})
 	}
-	orderBy, dir := f.OrderBy, f.OrderDir
-	if orderBy == "" {
-		orderBy = "created_at"
+	return q
+}
+
+// documentWithTotal is a row of a keyword list: a document and the number of
+// documents that match.
+type documentWithTotal struct {
+	models.Document `bun:",extend"`
+	Total           int `bun:"total,scanonly"`
+}
+
+// listDocumentsByKeyword is the PostgreSQL keyword list, one statement:
+//
+//	WITH keyword_matches AS MATERIALIZED (
+//	    SELECT id, <order column> AS sort_key FROM documents WHERE <filters and keyword>)
+//	SELECT <columns>, (SELECT count(*) FROM keyword_matches) AS total FROM documents
+//	WHERE id = ANY(ARRAY(SELECT id FROM keyword_matches ORDER BY sort_key, id LIMIT/OFFSET))
+//	ORDER BY <order column>, id
+//
+// The materialized CTE is a fence: the planner cannot turn the match into an
+// ordered scan of documents that tests ILIKE on the content of every row until
+// it has a page (which reads the whole table when the keyword is rare, and the
+// whole table again for the count). Inside the fence the ILIKEs are served by
+// the trigram indexes of title, summary and content (a BitmapOr), so only
+// candidate rows are read and rechecked, and only once for page and total.
+// The page is sorted on the narrow (id, sort_key) rows; only its rows are
+// read in full, without content when f.ExcludeContent. Keywords too short for
+// trigrams (one or two characters) get a sequential scan inside the fence:
+// correct, and one pass instead of two.
+func (d *DB) listDocumentsByKeyword(ctx context.Context, f DocumentFilter, orderBy, dir string) ([]models.Document, int, error) {
+	matches := d.whereDocuments(d.NewSelect().Model((*models.Document)(nil)).
+		Column("id").ColumnExpr("?TableAlias.? AS sort_key", bun.Ident(orderBy)), f)
+	page := d.NewSelect().Table("keyword_matches").Column("id").
+		OrderExpr("sort_key " + dir + ", id " + dir)
+	if f.Limit > 0 {
+		page = page.Limit(int64(f.Limit))
 	}
-	if dir != "asc" {
-		dir = "desc"
+	if f.Offset > 0 {
+		page = page.Offset(int64(f.Offset))
 	}
-	q = q.OrderExpr("? "+dir+", id "+dir, bun.Ident(orderBy)).Limit(int64(f.Limit)).Offset(int64(f.Offset))
-	n, err := q.ScanAndCount(ctx)
-	return docs, int(n), Classify(err)
+	var rows []documentWithTotal
+	err := d.NewSelect().WithQuery(bun.NewWithQuery("keyword_matches", matches).Materialized()).
+		Model(&rows).Column(documentColumns(d, !f.ExcludeContent)...).
+		ColumnExpr("(SELECT count(*) FROM keyword_matches) AS total").
+		Where("?TableAlias.id = ANY(ARRAY(?))", page).
+		OrderExpr("?TableAlias.? "+dir+", ?TableAlias.id "+dir, bun.Ident(orderBy)).
+		Scan(ctx)
+	if err != nil {
+		return nil, 0, Classify(err)
+	}
+	docs := make([]models.Document, len(rows))
+	total := 0
+	for i, r := range rows {
+		docs[i], total = r.Document, r.Total
+	}
+	if len(rows) == 0 && f.Offset > 0 {
+		// A page past the end has no row to carry the total.
+		n, err := d.whereDocuments(d.NewSelect().Model((*models.Document)(nil)), f).Count(ctx)
+		return docs, int(n), Classify(err)
+	}
+	return docs, total, nil
+}
+
+// documentColumns names the columns of documents, without content unless
+// withContent.
+func documentColumns(d *DB, withContent bool) []string {
+	fields := d.Table(reflect.TypeFor[models.Document]()).Fields
+	cols := make([]string, 0, len(fields))
+	for _, f := range fields {
+		if withContent || f.Name != "content" {
+			cols = append(cols, f.Name)
+		}
+	}
+	return cols
 }
 
 // nonEmpty turns an empty id list into one that matches no row, since

@@ -4,6 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -11,6 +16,7 @@ import (
 	"github.com/lorekb/lore/internal/db"
 	"github.com/lorekb/lore/internal/db/dbtest"
 	"github.com/lorekb/lore/models"
+	"github.com/uptrace/bun"
 )
 
 func docTestSite(t *testing.T, d *db.DB, name string) *models.Site {
@@ -300,3 +306,269 @@ func TestListDocumentsKeywordAndVisibility(t *testing.T) {
 		}
 	})
 }
+
+// --- keyword list performance (PostgreSQL, opt-in) ---
+
+// Words planted by loadKeywordCorpus: kwRare in 1% of the documents, kwCommon
+// in about half, kwCJK in about 5% (and other CJK text in a fifth).
+const (
+	kwRare   = "quokkafrost"
+	kwCommon = "lighthouse"
+	kwCJK    = "数据库"
+)
+
+// keywordCorpusDoc returns the i-th generated document: about 4 KB of
+// Markdown drawn from a skewed vocabulary, deterministic in i.
+func keywordCorpusDoc(i int, vocab []string, cjk []string) (title, summary, content string) {
+	rng := rand.New(rand.NewPCG(uint64(i), 0x9e3779b97f4a7c15))
+	zipf := rand.NewZipf(rng, 1.07, 2, uint64(len(vocab)-1))
+	word := func() string { return vocab[zipf.Uint64()] }
+	sentence := func() string {
+		n := 6 + rng.IntN(14)
+		ws := make([]string, n)
+		for j := range ws {
+			ws[j] = word()
+		}
+		return strings.ToUpper(ws[0][:1]) + strings.Join(ws, " ")[1:] + "."
+	}
+	tw := make([]string, 3+rng.IntN(4))
+	for j := range tw {
+		tw[j] = word()
+	}
+	title = strings.Join(tw, " ")
+	summary = sentence() + " " + sentence()
+	var b strings.Builder
+	for b.Len() < 4096 {
+		switch rng.IntN(8) {
+		case 0:
+			b.WriteString("## " + sentence() + "\n\n")
+		case 1:
+			b.WriteString("- " + sentence() + "\n- " + sentence() + "\n\n")
+		case 2:
+			b.WriteString("```\n" + word() + " --" + word() + "=" + word() + "\n```\n\n")
+		default:
+			for range 2 + rng.IntN(4) {
+				b.WriteString(sentence() + " ")
+			}
+			b.WriteString("\n\n")
+		}
+	}
+	content = b.String()
+	plant := func(w string) {
+		at := rng.IntN(len(content) - 1)
+		for at > 0 && content[at] != ' ' {
+			at--
+		}
+		content = content[:at] + " " + w + content[at:]
+	}
+	if i%5 == 0 {
+		var z strings.Builder
+		for range 40 + rng.IntN(60) {
+			z.WriteString(cjk[rng.IntN(len(cjk))])
+		}
+		content += "\n\n" + z.String() + "。\n"
+	}
+	if i%20 == 3 {
+		plant(kwCJK)
+	}
+	if i%100 == 7 {
+		plant(kwRare)
+	}
+	if rng.IntN(2) == 0 {
+		plant(kwCommon)
+	}
+	return title, summary, content
+}
+
+func keywordVocab() []string {
+	base := strings.Fields(`the of and to in is for that on with as by this are be it from or an at can not
+you your we will all when which use one if has more also each its after only before must other new should
+value file request response server client data user page site document search index query result error
+config option default time timeout limit size version update create delete list read write start stop run
+process service cache memory disk network port address host path name key token session message event
+stream buffer queue worker job task retry backoff policy schema table column row field type string number`)
+	syl := strings.Fields(`ka lo ri ven tor mal dex sen qua ber lin tra vos mir pel dor gan fis hel zur
+bra cin dal eph gor hum ix jel kor lum myr nex orb pra quen ros sil tev ulm vor wex yor zan ath bel cor dun`)
+	rng := rand.New(rand.NewPCG(42, 43))
+	seen := map[string]bool{}
+	for _, w := range base {
+		seen[w] = true
+	}
+	for len(base) < 5000 {
+		var b strings.Builder
+		for range 2 + rng.IntN(3) {
+			b.WriteString(syl[rng.IntN(len(syl))])
+		}
+		w := b.String()
+		if seen[w] || strings.Contains(w, kwRare) || strings.Contains(kwCommon, w) || strings.Contains(w, kwCommon) {
+			continue
+		}
+		seen[w] = true
+		base = append(base, w)
+	}
+	return base
+}
+
+// loadKeywordCorpus inserts n published documents into site (skipped when
+// the site already has them) and runs VACUUM ANALYZE.
+func loadKeywordCorpus(t testing.TB, d *db.DB, site *models.Site, n int) {
+	t.Helper()
+	ctx := context.Background()
+	have64, err := d.NewSelect().Model((*models.Document)(nil)).Where("site_id = ?", site.ID).Count(ctx)
+	have := int(have64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if have < n {
+		vocab := keywordVocab()
+		cjk := strings.Split("数据服务器索引查询文档用户配置缓存网络消息任务版本更新创建删除列表读取写入开始停止运行进程会话令牌", "")
+		now := time.Now().UTC().Add(-time.Duration(n) * time.Minute)
+		for start := have; start < n; start += 500 {
+			var batch []models.Document
+			for i := start; i < min(start+500, n); i++ {
+				title, summary, content := keywordCorpusDoc(i, vocab, cjk)
+				at := now.Add(time.Duration(i) * time.Minute)
+				batch = append(batch, models.Document{TenantID: site.TenantID, SiteID: site.ID, Title: title,
+					Summary: summary, Content: content, Tags: "[]", Status: models.DocPublished,
+					VectorStatus: models.VecNone, ContentVersion: 1, CreatedAt: at, UpdatedAt: at})
+			}
+			if _, err := d.NewInsert().Model(&batch).Exec(ctx); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if d.Postgres() {
+		if _, err := d.ExecContext(ctx, "VACUUM ANALYZE"); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// sqlRecorder is a bun query hook that keeps the SQL of the queries it sees.
+type sqlRecorder struct {
+	mu  sync.Mutex
+	sql []string
+}
+
+func (r *sqlRecorder) BeforeQuery(ctx context.Context, _ *bun.QueryEvent) context.Context { return ctx }
+func (r *sqlRecorder) AfterQuery(_ context.Context, e *bun.QueryEvent) {
+	r.mu.Lock()
+	r.sql = append(r.sql, e.Query)
+	r.mu.Unlock()
+}
+
+func percentile(ds []time.Duration, p float64) time.Duration {
+	if len(ds) == 0 {
+		return 0
+	}
+	s := slices.Clone(ds)
+	slices.Sort(s)
+	return s[min(len(s)-1, int(float64(len(s))*p))]
+}
+
+// TestKeywordListPerf loads 10,000 ~4 KB published documents into one site on
+// PostgreSQL, prints the plans of the SQL the client keyword list runs, and
+// measures it one query at a time and from 32 goroutines. Opt-in:
+// LORE_KEYWORD_PERF=1 (LORE_KEYWORD_DSN reuses a database, loaded once).
+func TestKeywordListPerf(t *testing.T) {
+	if os.Getenv("LORE_KEYWORD_PERF") == "" {
+		t.Skip("set LORE_KEYWORD_PERF=1 to run")
+	}
+	ctx := context.Background()
+	var d *db.DB
+	if dsn := os.Getenv("LORE_KEYWORD_DSN"); dsn != "" {
+		var err error
+		if d, err = db.Open(ctx, dsn); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = d.Close() })
+		if err := d.Migrate(ctx); err != nil {
+			t.Fatal(err)
+		}
+	} else {
+		d = dbtest.Open(t, "postgres")
+	}
+	site := new(models.Site)
+	if err := d.NewSelect().Model(site).Where("slug = ?", "perf").Scan(ctx); err != nil {
+		site = docTestSite(t, d, "perf")
+	}
+	n := 10000
+	if s := os.Getenv("LORE_KEYWORD_DOCS"); s != "" {
+		n, _ = strconv.Atoi(s)
+	}
+	loadKeywordCorpus(t, d, site, n)
+
+	filter := func(kw string) db.DocumentFilter {
+		// What the client list handler passes for ?site_id&keyword&size=10.
+		return db.DocumentFilter{Public: true, SiteID: site.ID, Keyword: kw, ExcludeContent: true, Limit: 10}
+	}
+	rec := &sqlRecorder{}
+	d.AddQueryHook(rec)
+	for _, kw := range []string{kwRare, kwCommon, kwCJK, "db", "q"} {
+		rec.mu.Lock()
+		rec.sql = nil
+		rec.mu.Unlock()
+		docs, total, err := d.ListDocuments(ctx, filter(kw))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("keyword %q: %d rows, total %d", kw, len(docs), total)
+		if os.Getenv("LORE_KEYWORD_EXPLAIN") == "" {
+			continue
+		}
+		rec.mu.Lock()
+		queries := slices.Clone(rec.sql)
+		rec.mu.Unlock()
+		for _, q := range queries {
+			var plan []string
+			if err := d.NewRaw("EXPLAIN (ANALYZE, BUFFERS) "+q).Scan(ctx, &plan); err != nil {
+				t.Fatal(err)
+			}
+			t.Logf("%s\n%s", q, strings.Join(plan, "\n"))
+		}
+	}
+	runs := 30
+	for _, kw := range []string{kwRare, kwCommon, kwCJK, "db"} {
+		var ds []time.Duration
+		for range runs {
+			start := time.Now()
+			if _, _, err := d.ListDocuments(ctx, filter(kw)); err != nil {
+				t.Fatal(err)
+			}
+			ds = append(ds, time.Since(start))
+		}
+		t.Logf("sequential %-12q p50 %6.2f ms  p99 %6.2f ms (%d runs)", kw,
+			ms(percentile(ds, .5)), ms(percentile(ds, .99)), runs)
+	}
+	dur := 10 * time.Second
+	if s := os.Getenv("LORE_KEYWORD_DURATION"); s != "" {
+		dur, _ = time.ParseDuration(s)
+	}
+	var mu sync.Mutex
+	var all []time.Duration
+	var wg sync.WaitGroup
+	deadline := time.Now().Add(dur)
+	for range 32 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var mine []time.Duration
+			for time.Now().Before(deadline) {
+				start := time.Now()
+				if _, _, err := d.ListDocuments(ctx, filter(kwRare)); err != nil {
+					t.Error(err)
+					return
+				}
+				mine = append(mine, time.Since(start))
+			}
+			mu.Lock()
+			all = append(all, mine...)
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	t.Logf("32 goroutines %q for %s: %d calls (%.0f/s), p50 %.2f ms, p99 %.2f ms", kwRare, dur, len(all),
+		float64(len(all))/dur.Seconds(), ms(percentile(all, .5)), ms(percentile(all, .99)))
+}
+
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
