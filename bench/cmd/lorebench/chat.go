@@ -1,0 +1,362 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/lorekb/lore/bench/internal/load"
+	"github.com/lorekb/lore/bench/internal/scripted"
+)
+
+// chatSample is one measured chat turn.
+type chatSample struct {
+	created time.Duration // request start → response.created event read
+	first   time.Duration // request start → first response.output_text.delta read
+	total   time.Duration // request start → [DONE]
+	own     time.Duration // first minus the model's own recorded time (−1: unknown)
+}
+
+var (
+	chatSeq     atomic.Int64
+	directCalls atomic.Int64 // model calls made by directModel, not by lore
+)
+
+// oneChat sends one POST /v1/chat/responses with stream=true and reads the
+// SSE stream to the end.
+func (b *bench) oneChat(ctx context.Context, c *http.Client, siteID int64, member string) (chatSample, error) {
+	id := fmt.Sprintf("c%d", chatSeq.Add(1))
+	body, _ := json.Marshal(map[string]any{"input": "How do I install and upgrade it? " + scripted.MarkerFor(id), "stream": true,
+		"user": member, "filter": map[string]any{"site_id": siteID}})
+	ctx, cancel := context.WithTimeout(ctx, 90*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, b.base+"/v1/chat/responses", bytes.NewReader(body))
+	if err != nil {
+		return chatSample{}, err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "text/event-stream")
+	s := chatSample{own: -1}
+	t0 := time.Now()
+	res, err := c.Do(req)
+	if err != nil {
+		return s, err
+	}
+	defer res.Body.Close()
+	if res.StatusCode != http.StatusOK {
+		raw, _ := io.ReadAll(io.LimitReader(res.Body, 2000))
+		return s, fmt.Errorf("HTTP %d: %s", res.StatusCode, snippet(raw))
+	}
+	rd := bufio.NewReaderSize(res.Body, 64<<10)
+	var text strings.Builder
+	done := false
+	for !done {
+		line, err := rd.ReadString('\n')
+		if strings.HasPrefix(line, "data: ") {
+			data := strings.TrimSpace(line[len("data: "):])
+			if data == "[DONE]" {
+				s.total = time.Since(t0)
+				done = true
+				break
+			}
+			var ev struct {
+				Type  string `json:"type"`
+				Delta string `json:"delta"`
+			}
+			if json.Unmarshal([]byte(data), &ev) == nil {
+				switch ev.Type {
+				case "response.created":
+					if s.created == 0 {
+						s.created = time.Since(t0)
+					}
+				case "response.output_text.delta":
+					if s.first == 0 {
+						s.first = time.Since(t0)
+					}
+					text.WriteString(ev.Delta)
+				}
+			}
+		}
+		if err != nil {
+			if err == io.EOF {
+				break
+			}
+			return s, fmt.Errorf("read stream: %w", err)
+		}
+	}
+	switch {
+	case !done:
+		return s, fmt.Errorf("stream ended without [DONE]")
+	case s.created == 0:
+		return s, fmt.Errorf("no response.created event")
+	case s.first == 0:
+		return s, fmt.Errorf("no response.output_text.delta event")
+	case strings.Contains(text.String(), "[System Error") || strings.Contains(text.String(), "[Response timed out"):
+		return s, fmt.Errorf("answer is an error notice: %q", text.String())
+	}
+	if calls := b.model.CallsFor(id); calls != nil && !calls.ToolArrive.IsZero() && !calls.ToolDone.IsZero() &&
+		!calls.AnswerArrive.IsZero() && !calls.AnswerFirst.IsZero() {
+		s.own = s.first - calls.ToolDone.Sub(calls.ToolArrive) - calls.AnswerFirst.Sub(calls.AnswerArrive)
+	}
+	return s, nil
+}
+
+// chatLevel runs conc clients, each doing rounds chats one after another.
+type chatLevel struct {
+	conc, rounds              int
+	created, over, own, total load.Latencies
+	errors                    int
+	firstErr                  string
+	elapsed                   time.Duration
+}
+
+func (b *bench) runChatLevel(ctx context.Context, c *http.Client, siteID int64, conc, rounds int) (*chatLevel, error) {
+	lv := &chatLevel{conc: conc, rounds: rounds}
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	fixed := 2 * b.o.modelDelay
+	t0 := time.Now()
+	for w := range conc {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for r := range rounds {
+				if ctx.Err() != nil {
+					return
+				}
+				s, err := b.oneChat(ctx, c, siteID, fmt.Sprintf("bench-%d-%d", conc, w))
+				mu.Lock()
+				if err != nil {
+					lv.errors++
+					if lv.firstErr == "" {
+						lv.firstErr = fmt.Sprintf("client %d round %d: %v", w, r, err)
+					}
+				} else {
+					lv.created = append(lv.created, s.created)
+					lv.over = append(lv.over, s.first-fixed)
+					lv.total = append(lv.total, s.total)
+					if s.own >= 0 {
+						lv.own = append(lv.own, s.own)
+					}
+				}
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	lv.elapsed = time.Since(t0)
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	for _, l := range []load.Latencies{lv.created, lv.over, lv.own, lv.total} {
+		l.Sort()
+	}
+	if len(lv.created) == 0 {
+		return lv, fmt.Errorf("no chat succeeded at %d concurrent: %s", conc, lv.firstErr)
+	}
+	return lv, nil
+}
+
+// directModel is the first-token ceiling: the bench calls the scripted model
+// itself, tool turn then answer turn, nothing in between; it returns the time
+// to the first answer token minus the model's fixed delays.
+func (b *bench) directModel(ctx context.Context, c *http.Client, conc, rounds int) (load.Latencies, error) {
+	var col load.Collector
+	var wg sync.WaitGroup
+	var firstErr atomic.Value
+	tools := []any{map[string]any{"type": "function", "function": map[string]any{"name": "search_knowledge_base", "parameters": map[string]any{"type": "object"}}}}
+	call := func(ctx context.Context, msgs []any, untilFirst bool) error {
+		directCalls.Add(1)
+		body, _ := json.Marshal(map[string]any{"model": "scripted", "stream": true, "messages": msgs, "tools": tools})
+		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, b.model.BaseURL()+"/chat/completions", bytes.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		res, err := c.Do(req)
+		if err != nil {
+			return err
+		}
+		defer res.Body.Close()
+		rd := bufio.NewReader(res.Body)
+		for {
+			line, err := rd.ReadString('\n')
+			if untilFirst && strings.Contains(line, `"content"`) {
+				return nil
+			}
+			if strings.HasPrefix(line, "data: [DONE]") {
+				return nil
+			}
+			if err != nil {
+				return err
+			}
+		}
+	}
+	for range conc {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range rounds {
+				cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+				t0 := time.Now()
+				user := map[string]any{"role": "user", "content": "How do I install it?"}
+				err := call(cctx, []any{user}, false)
+				if err == nil {
+					err = call(cctx, []any{user, map[string]any{"role": "assistant", "tool_calls": []any{map[string]any{"id": "call_1", "type": "function",
+						"function": map[string]any{"name": "search_knowledge_base", "arguments": `{"query":"install"}`}}}},
+						map[string]any{"role": "tool", "tool_call_id": "call_1", "content": "[]"}}, true)
+				}
+				d := time.Since(t0)
+				cancel()
+				if err != nil {
+					firstErr.CompareAndSwap(nil, err)
+					return
+				}
+				col.Add(d - 2*b.o.modelDelay)
+			}
+		}()
+	}
+	wg.Wait()
+	if e := firstErr.Load(); e != nil {
+		return nil, fmt.Errorf("direct model call: %v", e)
+	}
+	return col.Sorted(), nil
+}
+
+func (b *bench) benchChat(ctx context.Context) error {
+	o := b.o
+	docs, _, err := b.corpusDocs(ctx)
+	if err != nil {
+		return err
+	}
+	// A few documents, preferring ones about installing.
+	var pick []int
+	for i, d := range docs {
+		if len(pick) < o.chatDocs && strings.Contains(strings.ToLower(d.Content), "install") {
+			pick = append(pick, i)
+		}
+	}
+	for i := 0; len(pick) < o.chatDocs && i < len(docs); i++ {
+		pick = append(pick, i)
+	}
+	siteID, err := b.api.createSite(ctx, "Bench chat "+time.Now().Format("150405.000"))
+	if err != nil {
+		return err
+	}
+	var ids []int64
+	for _, i := range pick {
+		var d struct {
+			ID int64 `json:"id"`
+		}
+		if err := b.api.call(ctx, http.MethodPost, "/admin/api/v1/documents", map[string]any{"site_id": siteID,
+			"title": docs[i].Title, "content": docs[i].Content, "status": "published"}, &d); err != nil {
+			return fmt.Errorf("publish document: %w", err)
+		}
+		ids = append(ids, d.ID)
+	}
+	// Publishing vectorizes (automatic mode); wait for it.
+	deadline := time.Now().Add(3 * time.Minute)
+	for _, id := range ids {
+		for {
+			var d struct {
+				VectorStatus string `json:"vector_status"`
+				VectorError  string `json:"vector_error"`
+			}
+			if err := b.api.call(ctx, http.MethodGet, fmt.Sprintf("/admin/api/v1/documents/%d", id), nil, &d); err != nil {
+				return err
+			}
+			if d.VectorStatus == "completed" {
+				break
+			}
+			if d.VectorStatus == "failed" {
+				return fmt.Errorf("document %d: vectorization failed: %s", id, d.VectorError)
+			}
+			if time.Now().After(deadline) {
+				return fmt.Errorf("document %d not vectorized after publishing (vector_status %q)", id, d.VectorStatus)
+			}
+			select {
+			case <-ctx.Done():
+				return ctx.Err()
+			case <-time.After(100 * time.Millisecond):
+			}
+		}
+	}
+	logf("C: %d documents published and vectorized in site %d", len(ids), siteID)
+
+	c := load.NewClient(2*o.chatConc, 0)
+	defer c.CloseIdleConnections()
+
+	// Ceiling of response.created: an unloaded round trip to lore.
+	hl := make(load.Latencies, 0, 200)
+	for range 200 {
+		t := time.Now()
+		if err := b.api.call(ctx, http.MethodGet, "/v1/health", nil, nil); err != nil {
+			return err
+		}
+		hl = append(hl, time.Since(t))
+	}
+	hl.Sort()
+
+	// Warm-up chats (not counted).
+	for i := range 2 {
+		if _, err := b.oneChat(ctx, c, siteID, fmt.Sprintf("bench-warmup-%d", i)); err != nil {
+			return fmt.Errorf("warm-up chat: %w", err)
+		}
+	}
+	calls0, direct0 := b.model.Count(), directCalls.Load()
+	chats := 0
+
+	s := b.rep.section(fmt.Sprintf("C. Chat (issue 5): scripted model waits %s before its first chunk, then %d answer tokens at %.0f tokens/s",
+		o.modelDelay, o.tokens, o.tps),
+		"Level", "chats", "errors", "response.created p50 / p99", "first-token overhead p50 / p99", "lore's own time to first token p50 / p99", "turn total p50", "direct model overhead p50 / p99 (ceiling)")
+	levels := []struct{ conc, rounds int }{{1, o.chat1}, {o.chatConc, o.chatRounds}}
+	for _, l := range levels {
+		dm, err := b.directModel(ctx, c, l.conc, min(l.rounds, 3))
+		if err != nil {
+			return err
+		}
+		lv, err := b.runChatLevel(ctx, c, siteID, l.conc, l.rounds)
+		if err != nil {
+			return err
+		}
+		chats += len(lv.created) + lv.errors
+		logf("C: %2d concurrent: %d chats, %d errors; response.created p50 %s p99 %s; first-token overhead p50 %s p99 %s; own %s / %s; direct model %s / %s",
+			l.conc, len(lv.created), lv.errors, ms(lv.created.Percentile(50)), ms(lv.created.Percentile(99)),
+			ms(lv.over.Percentile(50)), ms(lv.over.Percentile(99)), ms(lv.own.Percentile(50)), ms(lv.own.Percentile(99)),
+			ms(dm.Percentile(50)), ms(dm.Percentile(99)))
+		if lv.errors > 0 {
+			logf("C:   first error: %s", lv.firstErr)
+		}
+		s.row(fmt.Sprintf("%d concurrent × %d rounds", l.conc, l.rounds), fmt.Sprint(len(lv.created)), fmt.Sprint(lv.errors),
+			ms(lv.created.Percentile(50))+" / "+ms(lv.created.Percentile(99)),
+			ms(lv.over.Percentile(50))+" / "+ms(lv.over.Percentile(99)),
+			ms(lv.own.Percentile(50))+" / "+ms(lv.own.Percentile(99)),
+			ms(lv.total.Percentile(50)),
+			ms(dm.Percentile(50))+" / "+ms(dm.Percentile(99)))
+		if lv.errors > 0 {
+			s.note("%d concurrent: first error: %s", l.conc, lv.firstErr)
+		}
+		if l.conc == o.chatConc {
+			b.rep.check(check{part: "C", target: fmt.Sprintf("first-token overhead p50 < 100 ms at %d concurrent", l.conc), figure: ms(lv.over.Percentile(50)),
+				ceiling: ms(dm.Percentile(50)) + " (direct model calls)", pass: lv.over.Percentile(50) < 100*time.Millisecond && lv.errors == 0})
+			b.rep.check(check{part: "C", target: fmt.Sprintf("first-token overhead p99 < 250 ms at %d concurrent", l.conc), figure: ms(lv.over.Percentile(99)),
+				ceiling: ms(dm.Percentile(99)) + " (direct model calls)", pass: lv.over.Percentile(99) < 250*time.Millisecond && lv.errors == 0})
+		}
+		b.rep.check(check{part: "C", target: fmt.Sprintf("response.created p50 < 50 ms at %d concurrent", l.conc), figure: ms(lv.created.Percentile(50)),
+			ceiling: ms(hl.Percentile(50)) + " (GET /v1/health, unloaded)", pass: lv.created.Percentile(50) < 50*time.Millisecond && lv.errors == 0})
+	}
+	s.note("Each chat is one POST /v1/chat/responses with stream=true on a new thread, in a site of %d published corpus documents; times are read from the SSE stream in this process after 2 warm-up chats. Lore made %d model calls for the %d measured chats (2 per chat expected).",
+		len(ids), int64(b.model.Count()-calls0)-(directCalls.Load()-direct0), chats)
+	s.note("First-token overhead = time to the first response.output_text.delta − %s (the model's fixed delays: %s before the tool call + %s before the first answer token). The reference Python service reports about 85 ms to first byte.",
+		2*o.modelDelay, o.modelDelay, o.modelDelay)
+	s.note("The one lore process runs with CHAT_PROVIDER=openai and CHAT_BASE_URL pointing at the scripted model (in this process) from the start; the chat settings do not touch parts A and B, so no restart is needed.")
+	s.note("Lore's own time to first token = time to the first delta − (tool-call turn: arrival → response fully sent) − (answer turn: arrival → first token sent), from the scripted server's own timestamps in this process.")
+	s.note("Ceilings: response.created vs an unloaded GET /v1/health round trip (p50 %s, p99 %s); first token vs the same two model calls made directly from this process (nothing in between), minus the same fixed delays.",
+		ms(hl.Percentile(50)), ms(hl.Percentile(99)))
+	return nil
+}

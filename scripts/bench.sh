@@ -1,0 +1,13 @@
+#!/usr/bin/env bash
+# make bench: build and run the benchmark program (bench/cmd/lorebench), which
+# starts a Temporal dev server and bin/lore serve on a scratch PostgreSQL
+# database, measures the API, vectorization and chat, prints one report and
+# writes it to bench/REPORT.md. Flags go through: scripts/bench.sh -quick, or
+# `make bench BENCH_FLAGS=-quick`. scripts/bench.sh -h lists them.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export GOTOOLCHAIN=local CGO_ENABLED=0
+mkdir -p bench/out
+go build -o bench/out/lorebench ./bench/cmd/lorebench
+# shellcheck disable=SC2086 # BENCH_FLAGS is a list of flags
+exec bench/out/lorebench -root . ${BENCH_FLAGS:-} "$@"
