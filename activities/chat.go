@@ -243,7 +243,7 @@ func (a *Chat) newEmitter(ctx context.Context, seqBase int) *emitter {
 	if interval <= 0 {
 		interval = 40 * time.Millisecond
 		if a.Hub != nil {
-			interval = 200 * time.Millisecond // readers in this process already have every event
+			interval = 500 * time.Millisecond // readers in this process already have every event
 		}
 	}
 	e.wg.Add(1)

@@ -138,6 +138,7 @@ func (s *Server) startChatTurn(ctx context.Context, t chatTurn) (*startedTurn, e
 		t.MemberID = "anonymous"
 	}
 	start := time.Now()
+	s.awaitPreviousTurn(ctx, t.ThreadID)
 	ts, err := s.d.DB.StartTurn(ctx, db.BeginTurn{ThreadID: t.ThreadID, TenantID: t.Site.TenantID, SiteID: t.Site.ID,
 		MemberID: t.MemberID, Source: t.Source, UserText: t.Text, History: t.History})
 	if errors.Is(err, db.ErrNotOwner) {
@@ -161,6 +162,19 @@ func (s *Server) startChatTurn(ctx context.Context, t chatTurn) (*startedTurn, e
 		return nil, Unavailable("could not start the chat run: %v", err)
 	}
 	return &startedTurn{ThreadID: t.ThreadID, WorkflowID: wfID, Model: modelName, CreatedAt: start}, nil
+}
+
+// awaitPreviousTurn waits (up to 15 s) for the thread's previous run to
+// finish: its answer is stored just after its stream ends, and a quick
+// follow-up must see it in its context.
+func (s *Server) awaitPreviousTurn(ctx context.Context, threadID string) {
+	sess, err := s.d.DB.ChatSessionByThread(ctx, threadID)
+	if err != nil || sess.TurnCount == 0 {
+		return
+	}
+	wctx, cancel := context.WithTimeout(ctx, 15*time.Second)
+	defer cancel()
+	_ = s.d.Temporal.GetWorkflow(wctx, workflows.ChatRunID(threadID, sess.ID, sess.TurnCount), "").Get(wctx, nil)
 }
 
 // parseInput returns the user message and, for array input, the earlier
@@ -408,7 +422,7 @@ func (s *Server) pumpSSE(c *fiber.Ctx, wfID string, after int, write func(w *buf
 		items := make(chan item, 16)
 		go func() { // the log, by long-poll
 			for next := last; ; {
-				page, err := s.readEvents(ctx, wfID, next)
+				page, err := s.readLog(ctx, wfID, workflows.WaitArgs{From: next, OwnOnly: s.hub != nil})
 				select {
 				case items <- item{page: &page, err: err}:
 				case <-ctx.Done():
@@ -522,9 +536,16 @@ func (s *Server) cancelRun(wfID string) {
 // readEvents long-polls the run's log (workflow update) from an offset; for a
 // run that already closed it reads the log by query.
 func (s *Server) readEvents(ctx context.Context, wfID string, from int) (workflows.EventsPage, error) {
+	return s.readLog(ctx, wfID, workflows.WaitArgs{From: from})
+}
+
+// readLog long-polls the run's log (workflow update) from an offset; for a
+// run that already closed it reads the log by query.
+func (s *Server) readLog(ctx context.Context, wfID string, args workflows.WaitArgs) (workflows.EventsPage, error) {
+	from := args.From
 	var page workflows.EventsPage
 	h, err := s.d.Temporal.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{WorkflowID: wfID,
-		UpdateName: workflows.UpdateWaitEvents, Args: []any{from}, WaitForStage: client.WorkflowUpdateStageCompleted})
+		UpdateName: workflows.UpdateWaitEvents, Args: []any{args}, WaitForStage: client.WorkflowUpdateStageCompleted})
 	if err == nil {
 		if err = h.Get(ctx, &page); err == nil {
 			return page, nil

@@ -23,6 +23,10 @@ type Worker struct {
 func New(ctx context.Context, d *deps.Deps) (*Worker, error) {
 	w := worker.New(d.Temporal, d.Cfg.TemporalQueue, worker.Options{
 		Interceptors: []interceptor.WorkerInterceptor{d.Metrics.TemporalInterceptor()},
+		// Many short chat turns at once: enough pollers that tasks do not
+		// queue behind the default two.
+		MaxConcurrentWorkflowTaskPollers: 8,
+		MaxConcurrentActivityTaskPollers: 8,
 	})
 	if err := register(ctx, w, d); err != nil {
 		return nil, err

@@ -61,6 +61,12 @@ type ChatEvent struct {
 	Origin string          `json:"origin,omitempty"` // the hub key of an activity's event
 }
 
+// WaitArgs is the argument of UpdateWaitEvents.
+type WaitArgs struct {
+	From    int  // last sequence number the reader has
+	OwnOnly bool // wake only for events the workflow emits itself (or after a second)
+}
+
 // EventsPage is a slice of the log after a sequence number.
 type EventsPage struct {
 	Events []ChatEvent
@@ -81,6 +87,13 @@ var (
 		HeartbeatTimeout: 5 * time.Second,
 		RetryPolicy: &temporal.RetryPolicy{InitialInterval: 500 * time.Millisecond, BackoffCoefficient: 2,
 			MaximumInterval: 5 * time.Second, MaximumAttempts: 3},
+	}
+	// Short database steps run as local activities: no round trips to the
+	// server, retried by the SDK all the same.
+	localOptions = workflow.LocalActivityOptions{
+		StartToCloseTimeout: time.Minute,
+		RetryPolicy: &temporal.RetryPolicy{InitialInterval: 300 * time.Millisecond, BackoffCoefficient: 2,
+			MaximumInterval: 10 * time.Second, MaximumAttempts: 10},
 	}
 	// Search is short: a local activity saves two round trips to the server.
 	searchOptions = workflow.LocalActivityOptions{
@@ -115,9 +128,16 @@ func ChatRun(ctx workflow.Context, in ChatRunInput) (ChatRunResult, error) {
 	if err := workflow.SetQueryHandler(ctx, QueryEvents, func(from int) (EventsPage, error) { return r.page(from), nil }); err != nil {
 		return ChatRunResult{}, err
 	}
-	if err := workflow.SetUpdateHandler(ctx, UpdateWaitEvents, func(uctx workflow.Context, from int) (EventsPage, error) {
-		_, _ = workflow.AwaitWithTimeout(uctx, 5*time.Second, func() bool { return len(r.events) > from || r.done })
-		return r.page(from), nil
+	if err := workflow.SetUpdateHandler(ctx, UpdateWaitEvents, func(uctx workflow.Context, w WaitArgs) (EventsPage, error) {
+		if w.OwnOnly {
+			// The reader gets activity events from the in-process hub: wake
+			// it for the workflow's own events, or at least every second (so
+			// a model call on another process still streams).
+			_, _ = workflow.AwaitWithTimeout(uctx, time.Second, func() bool { return r.hasOwnAfter(w.From) || r.done })
+		} else {
+			_, _ = workflow.AwaitWithTimeout(uctx, 5*time.Second, func() bool { return len(r.events) > w.From || r.done })
+		}
+		return r.page(w.From), nil
 	}); err != nil {
 		return ChatRunResult{}, err
 	}
@@ -173,7 +193,7 @@ func ChatRun(ctx workflow.Context, in ChatRunInput) (ChatRunResult, error) {
 	}
 	if in.SummaryTrigger > 0 {
 		var a *activities.Chat
-		_ = workflow.ExecuteActivity(workflow.WithActivityOptions(dctx, shortOptions), a.Summarize, activities.SummarizeInput{
+		_ = workflow.ExecuteLocalActivity(workflow.WithLocalActivityOptions(dctx, localOptions), a.Summarize, activities.SummarizeInput{
 			ThreadID: in.ThreadID, TenantID: in.TenantID, Trigger: in.SummaryTrigger, KeepLast: in.SummaryKeep}).Get(dctx, nil)
 	}
 	_ = workflow.Await(dctx, func() bool { return workflow.AllHandlersFinished(dctx) })
@@ -332,7 +352,7 @@ func (r *chatRun) persist(ctx workflow.Context) {
 	in := activities.PersistInput{ThreadID: r.in.ThreadID, Turn: r.in.Turn, Messages: r.turn, Final: r.final,
 		Sources: r.sources, Extra: extra, ToolElapsed: r.elapsed, TotalMs: workflow.Now(ctx).UnixMilli() - r.in.StartedAtMs,
 		SourceOffset: r.offset}
-	_ = workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, shortOptions), a.Persist, in).Get(ctx, nil)
+	_ = workflow.ExecuteLocalActivity(workflow.WithLocalActivityOptions(ctx, localOptions), a.Persist, in).Get(ctx, nil)
 }
 
 func (r *chatRun) emit(payload map[string]any) {
@@ -372,6 +392,15 @@ func (r *chatRun) drain() {
 		}
 		r.accept(b)
 	}
+}
+
+func (r *chatRun) hasOwnAfter(from int) bool {
+	for i := max(from, 0); i < len(r.events); i++ {
+		if r.events[i].Origin == "" {
+			return true
+		}
+	}
+	return false
 }
 
 func (r *chatRun) page(from int) EventsPage {
