@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
-	"reflect"
 	"strings"
 	"time"
 
@@ -169,7 +168,7 @@ func treeError(err error) error {
 
 func (s *Server) listCollections(c *fiber.Ctx) error {
 	var q CollectionListQuery
-	if err := bindQueryText(c, &q); err != nil {
+	if err := bindQuery(c, &q); err != nil {
 		return err
 	}
 	if err := q.Defaults(20, 100); err != nil {
@@ -203,21 +202,15 @@ func (s *Server) getCollection(c *fiber.Ctx) error {
 
 func (s *Server) createCollection(c *fiber.Ctx) error {
 	var in CollectionCreate
-	if err := bindJSONText(c, &in); err != nil {
+	if err := bindJSON(c, &in); err != nil {
 		return err
 	}
 	title := strings.TrimSpace(in.Title)
 	if title == "" {
 		return Invalid("title: must not be blank")
 	}
-	site, err := s.d.DB.GetSite(c.UserContext(), in.SiteID)
-	if errors.Is(err, db.ErrNotFound) {
-		return BadRequest("site_id: site %d does not exist", in.SiteID)
-	}
+	site, err := s.bodySite(c, in.SiteID, EditorUp)
 	if err != nil {
-		return err
-	}
-	if err := requireSite(c, site.ID, EditorUp); err != nil {
 		return err
 	}
 	col := &models.Collection{TenantID: site.TenantID, SiteID: site.ID, ParentID: in.ParentID, Title: title}
@@ -233,7 +226,7 @@ func (s *Server) updateCollection(c *fiber.Ctx) error {
 		return err
 	}
 	var in CollectionUpdate
-	if err := bindJSONText(c, &in); err != nil {
+	if err := bindJSON(c, &in); err != nil {
 		return err
 	}
 	if in.Title != nil {
@@ -258,7 +251,7 @@ func (s *Server) moveCollection(c *fiber.Ctx) error {
 		return err
 	}
 	var in MoveCollectionRequest
-	if err := bindJSONText(c, &in); err != nil {
+	if err := bindJSON(c, &in); err != nil {
 		return err
 	}
 	parent, pos := in.NewParentID, in.NewOrder
@@ -289,7 +282,7 @@ func (s *Server) deleteCollection(c *fiber.Ctx) error {
 
 func (s *Server) adminTree(c *fiber.Ctx) error {
 	var q AdminTreeQuery
-	if err := bindQueryText(c, &q); err != nil {
+	if err := bindQuery(c, &q); err != nil {
 		return err
 	}
 	if _, err := s.adminSite(c, q.SiteID, EditorUp); err != nil {
@@ -304,7 +297,7 @@ func (s *Server) adminTree(c *fiber.Ctx) error {
 
 func (s *Server) clientTree(c *fiber.Ctx) error {
 	var q ClientTreeQuery
-	if err := bindQueryText(c, &q); err != nil {
+	if err := bindQuery(c, &q); err != nil {
 		return err
 	}
 	site, err := s.clientSite(c, q.SiteID)
@@ -394,66 +387,6 @@ func parseTags(raw string) []string {
 		tags = []string{}
 	}
 	return tags
-}
-
-// bindJSONText is bindJSON that also refuses (422) strings holding NUL
-// characters, which PostgreSQL text columns cannot store.
-func bindJSONText(c *fiber.Ctx, dst any) error {
-	if err := bindJSON(c, dst); err != nil {
-		return err
-	}
-	return rejectNUL(dst)
-}
-
-// bindQueryText is bindQuery that also refuses (422) NUL characters.
-func bindQueryText(c *fiber.Ctx, dst any) error {
-	if err := bindQuery(c, dst); err != nil {
-		return err
-	}
-	return rejectNUL(dst)
-}
-
-// rejectNUL walks the string fields (also behind pointers and in slices) of
-// the struct dst points to and names the first one holding a NUL character.
-func rejectNUL(dst any) error {
-	return nulFields(reflect.Indirect(reflect.ValueOf(dst)))
-}
-
-func nulFields(v reflect.Value) error {
-	t := v.Type()
-	for i := 0; i < t.NumField(); i++ {
-		f, fv := t.Field(i), v.Field(i)
-		if f.Anonymous && fv.Kind() == reflect.Struct {
-			if err := nulFields(fv); err != nil {
-				return err
-			}
-			continue
-		}
-		if f.IsExported() && hasNUL(fv) {
-			name := strings.Split(f.Tag.Get("json"), ",")[0]
-			if name == "" || name == "-" {
-				name = f.Tag.Get("query")
-			}
-			return Invalid("%s: must not contain NUL characters", name)
-		}
-	}
-	return nil
-}
-
-func hasNUL(v reflect.Value) bool {
-	switch v.Kind() {
-	case reflect.Pointer:
-		return !v.IsNil() && hasNUL(v.Elem())
-	case reflect.String:
-		return strings.IndexByte(v.String(), 0) >= 0
-	case reflect.Slice:
-		for i := 0; i < v.Len(); i++ {
-			if hasNUL(v.Index(i)) {
-				return true
-			}
-		}
-	}
-	return false
 }
 
 // bodyHas reports whether the JSON object body has the key, so that an

@@ -528,7 +528,7 @@ func (s *Server) afterSave(c *fiber.Ctx, before, after *models.Document) {
 
 func (s *Server) listDocumentsAdmin(c *fiber.Ctx) error {
 	var q AdminDocumentQuery
-	if err := bindQueryText(c, &q); err != nil {
+	if err := bindQuery(c, &q); err != nil {
 		return err
 	}
 	if err := q.Defaults(10, 1000); err != nil {
@@ -592,21 +592,15 @@ func (s *Server) respondDetail(c *fiber.Ctx, id int64, create bool) error {
 
 func (s *Server) createDocument(c *fiber.Ctx) error {
 	var in DocumentCreate
-	if err := bindJSONText(c, &in); err != nil {
+	if err := bindJSON(c, &in); err != nil {
 		return err
 	}
 	title := strings.TrimSpace(in.Title)
 	if title == "" {
 		return Invalid("title: must not be blank")
 	}
-	site, err := s.d.DB.GetSite(c.UserContext(), in.SiteID)
-	if errors.Is(err, db.ErrNotFound) {
-		return BadRequest("site_id: site %d does not exist", in.SiteID)
-	}
+	site, err := s.bodySite(c, in.SiteID, EditorUp)
 	if err != nil {
-		return err
-	}
-	if err := requireSite(c, site.ID, EditorUp); err != nil {
 		return err
 	}
 	status := in.Status
@@ -630,7 +624,7 @@ func (s *Server) updateDocument(c *fiber.Ctx) error {
 		return err
 	}
 	var in DocumentUpdate
-	if err := bindJSONText(c, &in); err != nil {
+	if err := bindJSON(c, &in); err != nil {
 		return err
 	}
 	if in.Title != nil {
@@ -695,7 +689,7 @@ func (s *Server) deleteDocument(c *fiber.Ctx) error {
 
 func (s *Server) listDocumentsClient(c *fiber.Ctx) error {
 	var q ClientDocumentQuery
-	if err := bindQueryText(c, &q); err != nil {
+	if err := bindQuery(c, &q); err != nil {
 		return err
 	}
 	if err := q.Defaults(10, 1000); err != nil {
@@ -738,7 +732,7 @@ func (s *Server) getDocumentClient(c *fiber.Ctx) error {
 		return err
 	}
 	var q ClientDocumentDetailQuery
-	if err := bindQueryText(c, &q); err != nil {
+	if err := bindQuery(c, &q); err != nil {
 		return err
 	}
 	doc, err := s.clientDetail(c, id)

@@ -366,3 +366,19 @@ func (l *failureLimiter) reset(key string) {
 	defer l.mu.Unlock()
 	delete(l.fails, key)
 }
+
+// bodySite loads the site a request body names (400 when it does not exist)
+// and checks the caller may act on it at level need.
+func (s *Server) bodySite(c *fiber.Ctx, siteID int64, need Perm) (*models.Site, error) {
+	site, err := s.d.DB.GetSite(c.UserContext(), siteID)
+	if errors.Is(err, db.ErrNotFound) {
+		return nil, BadRequest("site_id: site %d does not exist", siteID)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if err := requireSite(c, site.ID, need); err != nil {
+		return nil, err
+	}
+	return site, nil
+}

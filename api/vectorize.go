@@ -2,14 +2,11 @@ package api
 
 import (
 	"context"
-	"errors"
 	"net/http"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
-	"github.com/lorekb/lore/internal/db"
 	"github.com/lorekb/lore/internal/deps"
-	"github.com/lorekb/lore/models"
 	"github.com/lorekb/lore/workflows"
 )
 
@@ -47,27 +44,8 @@ func (s *Server) vectorizeRoutes() []Route {
 	}
 }
 
-// scopedDocument loads a document and checks the caller may act on its site.
-func (s *Server) scopedDocument(c *fiber.Ctx, need Perm) (*models.Document, error) {
-	id, err := pathInt(c, "id")
-	if err != nil {
-		return nil, err
-	}
-	doc, err := s.d.DB.GetDocument(c.UserContext(), id)
-	if errors.Is(err, db.ErrNotFound) {
-		return nil, NotFound("document")
-	}
-	if err != nil {
-		return nil, err
-	}
-	if err := requireSite(c, doc.SiteID, need); err != nil {
-		return nil, err
-	}
-	return doc, nil
-}
-
 func (s *Server) vectorizeDocument(c *fiber.Ctx) error {
-	doc, err := s.scopedDocument(c, SiteAdminUp)
+	doc, err := s.loadDocument(c, SiteAdminUp)
 	if err != nil {
 		return err
 	}
@@ -156,7 +134,7 @@ func (s *Server) batchVectorize(c *fiber.Ctx) error {
 }
 
 func (s *Server) removeVector(c *fiber.Ctx) error {
-	doc, err := s.scopedDocument(c, SiteAdminUp)
+	doc, err := s.loadDocument(c, SiteAdminUp)
 	if err != nil {
 		return err
 	}
