@@ -26,7 +26,6 @@ func init() {
 			"CREATE INDEX IF NOT EXISTS documents_collection_idx ON documents (collection_id, status)",
 			"CREATE INDEX IF NOT EXISTS documents_vector_status_idx ON documents (vector_status)",
 			"CREATE INDEX IF NOT EXISTS documents_updated_idx ON documents (updated_at)",
-			"CREATE INDEX IF NOT EXISTS documents_views_idx ON documents (views)",
 			"CREATE INDEX IF NOT EXISTS documents_title_idx ON documents (title)",
 			"CREATE INDEX IF NOT EXISTS documents_tenant_idx ON documents (tenant_id, status)",
 			"CREATE INDEX IF NOT EXISTS users_role_status_idx ON users (role, status)",

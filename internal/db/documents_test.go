@@ -307,6 +307,117 @@ func TestListDocumentsKeywordAndVisibility(t *testing.T) {
 	})
 }
 
+// TestListDocumentsKeywordShapes checks the keyword list on each dialect
+// against a plain Go substring match: keywords with trigrams (PostgreSQL's
+// index path), one and two characters (the scan path), other case (ILIKE),
+// CJK (caseless: LIKE alone), matches in title, summary or content only,
+// paging past the end, order_by and content in or out.
+func TestListDocumentsKeywordShapes(t *testing.T) {
+	dbtest.Each(t, func(t *testing.T, d *db.DB) {
+		ctx := context.Background()
+		site := docTestSite(t, d, "shapes")
+		other := docTestSite(t, d, "shapes-other")
+		type doc struct{ title, summary, content string }
+		corpus := []doc{
+			{"Lighthouse keeping", "", "how to keep a light"},
+			{"Harbour", "the lighthouse at night", "boats"},
+			{"Coast", "", "a LIGHTHOUSE and a 数据库 note"},
+			{"Notes", "", "nothing to see"},
+			{"数据库 guide", "", "tables and rows"},
+			{"Mixed", "", "LightHouse in camel case; 100% sure_thing"},
+			{"Draft lighthouse", "", "unpublished"},
+		}
+		var docs []*models.Document
+		for i, c := range corpus {
+			m := &models.Document{TenantID: site.TenantID, SiteID: site.ID, Title: c.title, Summary: c.summary,
+				Content: c.content, Tags: "[]", Status: models.DocPublished, VectorStatus: models.VecNone, Views: int64(10 - i)}
+			if c.title == "Draft lighthouse" {
+				m.Status = models.DocDraft
+			}
+			if err := d.CreateDocument(ctx, m); err != nil {
+				t.Fatal(err)
+			}
+			docs = append(docs, m)
+		}
+		docTestDocument(t, d, other, nil, "lighthouse elsewhere", "lighthouse")
+		want := func(kw string) []int64 { // newest first, published only
+			var ids []int64
+			for i := len(docs) - 1; i >= 0; i-- {
+				m := docs[i]
+				hay := strings.ToLower(m.Title + "\x00" + m.Summary + "\x00" + m.Content)
+				if m.Status == models.DocPublished && strings.Contains(hay, strings.ToLower(kw)) {
+					ids = append(ids, m.ID)
+				}
+			}
+			return ids
+		}
+		idsOf := func(ds []models.Document) []int64 {
+			var ids []int64
+			for _, m := range ds {
+				ids = append(ids, m.ID)
+			}
+			return ids
+		}
+		for _, kw := range []string{"lighthouse", "LIGHTHOUSE", "LightHouse", "light", "ht", "h", "数据库", "数据", "库",
+			"100%", "sure_thing", "_", "%", "nothing", "absent"} {
+			f := db.DocumentFilter{Public: true, SiteID: site.ID, Keyword: kw, ExcludeContent: true, Limit: 3}
+			got, total, err := d.ListDocuments(ctx, f)
+			if err != nil {
+				t.Fatalf("%q: %v", kw, err)
+			}
+			all := want(kw)
+			page := all[:min(3, len(all))]
+			if total != len(all) || !slices.Equal(idsOf(got), page) {
+				t.Fatalf("keyword %q: ids %v total %d, want %v total %d", kw, idsOf(got), total, page, len(all))
+			}
+			for _, m := range got {
+				if m.Content != "" {
+					t.Fatalf("keyword %q: content not excluded", kw)
+				}
+			}
+			// The next pages, and one past the end, keep the total.
+			for off := 3; off <= len(all)+3; off += 3 {
+				f.Offset = off
+				got, total, err = d.ListDocuments(ctx, f)
+				if err != nil {
+					t.Fatal(err)
+				}
+				page := all[min(off, len(all)):min(off+3, len(all))]
+				if total != len(all) || !slices.Equal(idsOf(got), page) {
+					t.Fatalf("keyword %q offset %d: ids %v total %d, want %v total %d", kw, off, idsOf(got), total, page, len(all))
+				}
+			}
+		}
+		// order_by views ascending, with content.
+		got, total, err := d.ListDocuments(ctx, db.DocumentFilter{Public: true, SiteID: site.ID, Keyword: "lighthouse",
+			OrderBy: "views", OrderDir: "asc", Limit: 10})
+		if err != nil || total != 4 || len(got) != 4 {
+			t.Fatalf("order by views: %d %d %v", len(got), total, err)
+		}
+		for i := 1; i < len(got); i++ {
+			if got[i-1].Views > got[i].Views {
+				t.Fatalf("order by views asc: %v", idsOf(got))
+			}
+		}
+		if got[0].Content == "" {
+			t.Fatal("content missing when not excluded")
+		}
+		// The admin list: every status, several sites.
+		_, total, err = d.ListDocuments(ctx, db.DocumentFilter{SiteIDs: []int64{site.ID, other.ID}, Keyword: "lighthouse", Limit: 10})
+		if err != nil || total != 6 {
+			t.Fatalf("admin list: %d %v", total, err)
+		}
+		if d.Postgres() {
+			// ILIKE folds more than ASCII.
+			m := docTestDocument(t, d, site, nil, "Obst", "ÄPFEL und Birnen")
+			got, total, err := d.ListDocuments(ctx, db.DocumentFilter{SiteID: site.ID, Keyword: "äpfel", Limit: 10})
+			if err != nil || total != 1 || got[0].ID != m.ID {
+				t.Fatalf("non-ASCII case: %v %d %v", idsOf(got), total, err)
+			}
+		}
+	})
+}
+
 // --- keyword list performance (PostgreSQL, opt-in) ---
 
 // Words planted by loadKeywordCorpus: kwRare in 1% of the documents, kwCommon
@@ -497,6 +608,19 @@ func TestKeywordListPerf(t *testing.T) {
 		n, _ = strconv.Atoi(s)
 	}
 	loadKeywordCorpus(t, d, site, n)
+	if os.Getenv("LORE_KEYWORD_CHURN") != "" {
+		// What view count flushes leave behind: a third of the rows updated
+		// (every index entry rewritten, the GIN pending lists full), analyzed
+		// but not vacuumed yet.
+		start := time.Now()
+		if _, err := d.ExecContext(ctx, "UPDATE documents SET views = views + 1 WHERE id % 3 = 0"); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := d.ExecContext(ctx, "ANALYZE documents"); err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("churn: a third of the documents updated in %s", time.Since(start).Round(time.Millisecond))
+	}
 
 	filter := func(kw string) db.DocumentFilter {
 		// What the client list handler passes for ?site_id&keyword&size=10.
@@ -519,12 +643,27 @@ func TestKeywordListPerf(t *testing.T) {
 		rec.mu.Lock()
 		queries := slices.Clone(rec.sql)
 		rec.mu.Unlock()
+		var set []string // SET LOCAL statements of the list's transaction
 		for _, q := range queries {
+			if strings.HasPrefix(q, "SET LOCAL") {
+				set = append(set, q)
+			}
+			if !strings.HasPrefix(q, "SELECT") && !strings.HasPrefix(q, "WITH") {
+				continue
+			}
 			var plan []string
-			if err := d.NewRaw("EXPLAIN (ANALYZE, BUFFERS) "+q).Scan(ctx, &plan); err != nil {
+			err := d.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+				for _, s := range set {
+					if _, err := tx.ExecContext(ctx, s); err != nil {
+						return err
+					}
+				}
+				return tx.NewRaw("EXPLAIN (ANALYZE, BUFFERS) "+q).Scan(ctx, &plan)
+			})
+			if err != nil {
 				t.Fatal(err)
 			}
-			t.Logf("%s\n%s", q, strings.Join(plan, "\n"))
+			t.Logf("%s\n%s\n%s", strings.Join(set, "; "), q, strings.Join(plan, "\n"))
 		}
 	}
 	runs := 30
