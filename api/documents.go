@@ -158,9 +158,54 @@ type docState struct {
 	once  sync.Once
 	rec   atomic.Pointer[db.ViewRecorder]
 	cache *docCache
+	lists *listCache
 }
 
-func newDocState() *docState { return &docState{cache: newDocCache(clientDocTTL, clientDocCacheBytes)} }
+func newDocState() *docState {
+	return &docState{cache: newDocCache(clientDocTTL, clientDocCacheBytes), lists: &listCache{m: map[string]listEntry{}}}
+}
+
+// listCache keeps encoded client list responses for clientDocTTL, keyed by
+// the query string: a popular search is answered from memory. Any document
+// or collection write through this process drops all of them; another
+// process's writes show within the TTL. The site visibility and access
+// checks still run on every request.
+type listCache struct {
+	mu sync.Mutex
+	m  map[string]listEntry
+}
+
+type listEntry struct {
+	body []byte
+	exp  time.Time
+}
+
+const listCacheMax = 4096
+
+func (l *listCache) get(key string) ([]byte, bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	e, ok := l.m[key]
+	if !ok || time.Now().After(e.exp) {
+		return nil, false
+	}
+	return e.body, true
+}
+
+func (l *listCache) put(key string, body []byte) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if len(l.m) >= listCacheMax {
+		l.m = map[string]listEntry{}
+	}
+	l.m[key] = listEntry{body: body, exp: time.Now().Add(clientDocTTL)}
+}
+
+func (l *listCache) clear() {
+	l.mu.Lock()
+	l.m = map[string]listEntry{}
+	l.mu.Unlock()
+}
 
 func (s *Server) docState() *docState { return s.docs }
 
@@ -199,6 +244,7 @@ func (s *Server) CloseViews(ctx context.Context) error {
 // forgetDocuments drops cached client details after a write; with no ids it
 // drops them all (collection renames and moves change many paths).
 func (s *Server) forgetDocuments(ids ...int64) {
+	s.docs.lists.clear()
 	if len(ids) == 0 {
 		s.docs.cache.clear()
 	} else {
@@ -708,6 +754,11 @@ func (s *Server) listDocumentsClient(c *fiber.Ctx) error {
 		// password stay hidden.
 		f.NoPasswordSites = true
 	}
+	key := msgSuccess(c) + "?" + string(c.Request().URI().QueryString())
+	if body, ok := s.docs.lists.get(key); ok {
+		c.Type("json")
+		return c.Send(body)
+	}
 	if q.CollectionID > 0 {
 		ids, err := s.d.DB.CollectionWithDescendants(c.UserContext(), q.CollectionID)
 		if err != nil {
@@ -723,7 +774,11 @@ func (s *Server) listDocumentsClient(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	return paged(c, out, total, q.PageQuery)
+	if err := paged(c, out, total, q.PageQuery); err != nil {
+		return err
+	}
+	s.docs.lists.put(key, append([]byte(nil), c.Response().Body()...))
+	return nil
 }
 
 func (s *Server) getDocumentClient(c *fiber.Ctx) error {
