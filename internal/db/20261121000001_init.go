@@ -24,7 +24,6 @@ func init() {
 			"CREATE INDEX IF NOT EXISTS documents_site_status_created_idx ON documents (site_id, status, created_at)",
 			"CREATE INDEX IF NOT EXISTS documents_status_created_idx ON documents (status, created_at)",
 			"CREATE INDEX IF NOT EXISTS documents_collection_idx ON documents (collection_id, status)",
-			"CREATE INDEX IF NOT EXISTS documents_vector_status_idx ON documents (vector_status)",
 			"CREATE INDEX IF NOT EXISTS documents_updated_idx ON documents (updated_at)",
 			"CREATE INDEX IF NOT EXISTS documents_title_idx ON documents (title)",
 			"CREATE INDEX IF NOT EXISTS documents_tenant_idx ON documents (tenant_id, status)",

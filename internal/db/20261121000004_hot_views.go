@@ -16,8 +16,12 @@ import (
 // by views still works on the site-filtered rows.
 func init() {
 	migrations.MustRegister(func(ctx context.Context, db *bun.DB) error {
-		if _, err := db.ExecContext(ctx, "DROP INDEX IF EXISTS documents_views_idx"); err != nil {
-			return err
+		// vector_status changes three times per vectorization: without its
+		// index those writes are in-place too.
+		for _, idx := range []string{"documents_views_idx", "documents_vector_status_idx"} {
+			if _, err := db.ExecContext(ctx, "DROP INDEX IF EXISTS "+idx); err != nil {
+				return err
+			}
 		}
 		if db.Dialect().Name().String() != "pg" {
 			return nil

@@ -2,6 +2,7 @@ package db
 
 import (
 	"context"
+	"strings"
 	"time"
 
 	"github.com/lorekb/lore/models"
@@ -148,16 +149,21 @@ func (d *DB) FinishVectorizeMany(ctx context.Context, outs []VectorizeOutcome) e
 	if len(outs) == 0 {
 		return nil
 	}
-	now := time.Now().UTC()
-	return d.Tx(ctx, func(ctx context.Context, tx bun.Tx) error {
-		for _, o := range outs {
-			if _, err := tx.NewUpdate().Model((*models.Document)(nil)).
-				Set("vector_status = CASE WHEN content_version = ? THEN ? ELSE ? END", o.Version, models.VecCompleted, models.VecOutdated).
-				Set("chunk_count = ?", o.Chunks).Set("vectorized_at = ?", now).Set("vector_error = ''").
-				Where("id = ?", o.ID).Exec(ctx); err != nil {
-				return err
-			}
+	// One statement for the whole group: WITH v(id, version, chunks) AS
+	// (VALUES …) UPDATE documents … FROM v (both dialects).
+	var q strings.Builder
+	args := make([]any, 0, 3*len(outs)+5)
+	q.WriteString("WITH v(id, version, chunks) AS (VALUES ")
+	for i, o := range outs {
+		if i > 0 {
+			q.WriteString(", ")
 		}
-		return nil
-	})
+		q.WriteString("(CAST(? AS BIGINT), CAST(? AS BIGINT), CAST(? AS BIGINT))")
+		args = append(args, o.ID, o.Version, o.Chunks)
+	}
+	q.WriteString(") UPDATE documents SET vector_status = CASE WHEN documents.content_version = v.version THEN ? ELSE ? END, " +
+		"chunk_count = v.chunks, vectorized_at = ?, vector_error = '' FROM v WHERE documents.id = v.id")
+	args = append(args, models.VecCompleted, models.VecOutdated, time.Now().UTC())
+	_, err := d.ExecContext(ctx, q.String(), args...)
+	return Classify(err)
 }

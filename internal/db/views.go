@@ -3,6 +3,7 @@ package db
 import (
 	"context"
 	"sort"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -151,16 +152,39 @@ func (r *ViewRecorder) write(ctx context.Context, events []models.ViewEvent, cou
 	// free of deadlocks.
 	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
 	return r.db.Tx(ctx, func(ctx context.Context, tx bun.Tx) error {
+		// Explicit column lists: bun's multi-row insert on SQLite leaves out a
+		// defaulted column for every row when the first row's value is empty.
 		for start := 0; start < len(events); start += insertBatch {
 			end := min(start+insertBatch, len(events))
-			batch := events[start:end:end]
-			if _, err := tx.NewInsert().Model(&batch).Exec(ctx); err != nil {
+			var q strings.Builder
+			args := make([]any, 0, 6*(end-start))
+			q.WriteString("INSERT INTO view_events (site_id, document_id, ip, user_agent, referer, created_at) VALUES ")
+			for i, e := range events[start:end] {
+				if i > 0 {
+					q.WriteString(", ")
+				}
+				q.WriteString("(?, ?, ?, ?, ?, ?)")
+				args = append(args, e.SiteID, e.DocumentID, e.IP, e.UserAgent, e.Referer, e.CreatedAt)
+			}
+			if _, err := tx.ExecContext(ctx, q.String(), args...); err != nil {
 				return err
 			}
 		}
-		for _, id := range ids {
-			if _, err := tx.NewUpdate().Model((*models.Document)(nil)).Set("views = views + ?", counts[id]).
-				Where("id = ?", id).Exec(ctx); err != nil {
+		// One statement adds every document's new views (not one per document).
+		for start := 0; start < len(ids); start += insertBatch {
+			end := min(start+insertBatch, len(ids))
+			var q strings.Builder
+			args := make([]any, 0, 2*(end-start))
+			q.WriteString("WITH v(id, n) AS (VALUES ")
+			for i, id := range ids[start:end] {
+				if i > 0 {
+					q.WriteString(", ")
+				}
+				q.WriteString("(CAST(? AS BIGINT), CAST(? AS BIGINT))")
+				args = append(args, id, counts[id])
+			}
+			q.WriteString(") UPDATE documents SET views = documents.views + v.n FROM v WHERE documents.id = v.id")
+			if _, err := tx.ExecContext(ctx, q.String(), args...); err != nil {
 				return err
 			}
 		}
