@@ -193,6 +193,31 @@ func (a *Vectorize) indexMany(ctx context.Context, ids []int64) (GroupResult, []
 	if err := a.D.DB.FinishVectorizeMany(ctx, outs); err != nil {
 		return res, nil, err
 	}
+	// A document deleted while this run indexed it may have had its vectors
+	// removed before the upsert above: drop them now. (A deletion after this
+	// check starts its own removal, which runs after the upsert.)
+	if len(outs) > 0 {
+		ids := make([]int64, len(outs))
+		for i, o := range outs {
+			ids[i] = o.ID
+		}
+		scope, err := a.D.DB.DocumentScope(ctx, ids)
+		if err != nil {
+			return res, nil, err
+		}
+		kept := outs[:0]
+		for _, o := range outs {
+			if _, ok := scope[o.ID]; ok {
+				kept = append(kept, o)
+				continue
+			}
+			if err := store.DeleteDocument(ctx, o.ID); err != nil {
+				return res, nil, err
+			}
+			res.Missing = append(res.Missing, o.ID)
+		}
+		outs = kept
+	}
 	for _, o := range outs {
 		res.Completed = append(res.Completed, o.ID)
 		res.Chunks += o.Chunks
