@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math/rand/v2"
 	"net/http/httptest"
 	"os"
 	"strings"
@@ -86,6 +87,7 @@ func (a *app) start() {
 	if err := api.Bootstrap(context.Background(), d, io.Discard); err != nil {
 		t.Fatal(err)
 	}
+	a.offsetIDs()
 	a.startWorker()
 	a.srv = api.New(d)
 	r := a.do("POST", "/admin/api/v1/users:login", map[string]string{"email": "admin@e2e.test", "password": "admin-password"}, "")
@@ -184,4 +186,25 @@ func eventually(t *testing.T, d time.Duration, what string, cond func() bool) {
 		time.Sleep(100 * time.Millisecond)
 	}
 	t.Fatalf("timed out after %s waiting for %s", d, what)
+}
+
+// offsetIDs starts the id sequences of this app's database at a random
+// offset. Every e2e app shares one Temporal server and workflow ids derive
+// from database ids (vectorize-doc-3), so without this a run left behind by a
+// stopped app could be mistaken for this app's (in production one deployment
+// owns its namespace).
+func (a *app) offsetIDs() {
+	ctx := context.Background()
+	base := 1_000_000 + rand.Int64N(1_000_000_000)
+	for _, table := range []string{"sites", "documents", "collections", "chat_sessions"} {
+		var err error
+		if a.d.DB.Postgres() {
+			_, err = a.d.DB.ExecContext(ctx, "SELECT setval(pg_get_serial_sequence(?, 'id'), ?)", table, base)
+		} else {
+			_, err = a.d.DB.ExecContext(ctx, "INSERT INTO sqlite_sequence (name, seq) VALUES (?, ?)", table, base)
+		}
+		if err != nil {
+			a.t.Fatalf("offset %s ids: %v", table, err)
+		}
+	}
 }

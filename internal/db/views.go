@@ -152,20 +152,29 @@ func (r *ViewRecorder) write(ctx context.Context, events []models.ViewEvent, cou
 	// free of deadlocks.
 	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
 	return r.db.Tx(ctx, func(ctx context.Context, tx bun.Tx) error {
-		// Explicit column lists: bun's multi-row insert on SQLite leaves out a
-		// defaulted column for every row when the first row's value is empty.
+		// Explicit column lists (bun's multi-row insert on SQLite leaves out a
+		// defaulted column for every row when the first row's value is
+		// empty), and only for documents that still exist: a view buffered
+		// while its site was being deleted must not outlive the site.
+		row := "(CAST(? AS BIGINT), CAST(? AS BIGINT), ?, ?, ?, ?)"
+		if r.db.Postgres() {
+			row = "(CAST(? AS BIGINT), CAST(? AS BIGINT), CAST(? AS TEXT), CAST(? AS TEXT), CAST(? AS TEXT), CAST(? AS TIMESTAMPTZ))"
+		}
 		for start := 0; start < len(events); start += insertBatch {
 			end := min(start+insertBatch, len(events))
 			var q strings.Builder
 			args := make([]any, 0, 6*(end-start))
-			q.WriteString("INSERT INTO view_events (site_id, document_id, ip, user_agent, referer, created_at) VALUES ")
+			q.WriteString("WITH v(site_id, document_id, ip, user_agent, referer, created_at) AS (VALUES ")
 			for i, e := range events[start:end] {
 				if i > 0 {
 					q.WriteString(", ")
 				}
-				q.WriteString("(?, ?, ?, ?, ?, ?)")
+				q.WriteString(row)
 				args = append(args, e.SiteID, e.DocumentID, e.IP, e.UserAgent, e.Referer, e.CreatedAt)
 			}
+			q.WriteString(") INSERT INTO view_events (site_id, document_id, ip, user_agent, referer, created_at) " +
+				"SELECT site_id, document_id, ip, user_agent, referer, created_at FROM v " +
+				"WHERE EXISTS (SELECT 1 FROM documents d WHERE d.id = v.document_id)")
 			if _, err := tx.ExecContext(ctx, q.String(), args...); err != nil {
 				return err
 			}
