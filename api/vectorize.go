@@ -123,7 +123,7 @@ func (s *Server) batchVectorize(c *fiber.Ctx) error {
 		return err
 	}
 	res.JobID, err = s.startJob(c, JobBatchVectorize, newBatchID(), "", workflows.BatchVectorize,
-		workflows.BatchInput{DocumentIDs: found, Concurrency: s.d.Cfg.BatchVectorizeConcurrency, GroupSize: workflows.DefaultGroupSize})
+		workflows.BatchInput{DocumentIDs: found, Concurrency: s.d.Cfg.BatchVectorizeConcurrency, GroupSize: s.d.Cfg.BatchVectorizeGroup})
 	if err != nil {
 		for _, id := range found {
 			_ = s.d.DB.FailVectorize(context.WithoutCancel(c.UserContext()), id, "could not start vectorization: "+err.Error())

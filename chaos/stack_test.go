@@ -87,6 +87,9 @@ func newStack(sc *scenario, name string, o stackOpts) *stack {
 		"LORE_DATA_DIR": s.DataDir, "DATABASE_URL": dsn, "TEMPORAL_ADDRESS": temporal.Addr,
 		"TEMPORAL_NAMESPACE": "default", "TEMPORAL_TASK_QUEUE": s.Queue, "LORE_JWT_SECRET": jwtSecret,
 		"LORE_ADMIN_EMAIL": adminEmail, "LORE_ADMIN_PASSWORD": adminPassword, "LORE_LOG_LEVEL": "info",
+		// One document per activity, one at a time: batches last long enough
+		// for a fault to land mid-batch even at CI sizes.
+		"LORE_BATCH_VECTORIZE_GROUP": "1", "LORE_BATCH_VECTORIZE_CONCURRENCY": "1",
 	}
 	t.Cleanup(func() {
 		if t.Failed() {

@@ -91,6 +91,7 @@ type Config struct {
 	ChatStreamTimeoutSeconds    float64
 	BatchVectorizeMaxDocs       int
 	BatchVectorizeConcurrency   int
+	BatchVectorizeGroup         int // documents per batch activity
 	SiteAccessTokenTTL          time.Duration
 	SitePasswordMaxFailures     int
 	MessengerBaseURL            string
@@ -177,6 +178,7 @@ func LoadFrom(lookup func(string) (string, bool)) (*Config, error) {
 		ChatStreamTimeoutSeconds:    e.float("CHAT_STREAM_TIMEOUT_SECONDS", 120.0),
 		BatchVectorizeMaxDocs:       e.int("LORE_BATCH_VECTORIZE_MAX", 5000),
 		BatchVectorizeConcurrency:   e.int("LORE_BATCH_VECTORIZE_CONCURRENCY", 4),
+		BatchVectorizeGroup:         e.int("LORE_BATCH_VECTORIZE_GROUP", 25),
 		SiteAccessTokenTTL:          e.dur("LORE_SITE_ACCESS_TOKEN_TTL", 24*time.Hour),
 		SitePasswordMaxFailures:     e.int("LORE_SITE_PASSWORD_MAX_FAILURES", 5),
 		MessengerBaseURL:            e.str("MESSENGER_API_BASE_URL", ""),
