@@ -12,7 +12,7 @@ import (
 const QueryProgress = "progress"
 
 // DefaultGroupSize is how many documents one batch activity indexes.
-const DefaultGroupSize = 25
+const DefaultGroupSize = 100
 
 // BatchInput lists the documents of a batch vectorization.
 type BatchInput struct {
