@@ -138,21 +138,7 @@ func (s *Server) adminSite(c *fiber.Ctx, siteID int64, need Perm) (*models.Site,
 // loadCollection reads the {id} collection and checks the caller's right on
 // its site.
 func (s *Server) loadCollection(c *fiber.Ctx, need Perm) (*models.Collection, error) {
-	id, err := pathInt(c, "id")
-	if err != nil {
-		return nil, err
-	}
-	col, err := s.d.DB.GetCollection(c.UserContext(), id)
-	if errors.Is(err, db.ErrNotFound) {
-		return nil, NotFound("collection")
-	}
-	if err != nil {
-		return nil, err
-	}
-	if err := requireSite(c, col.SiteID, need); err != nil {
-		return nil, err
-	}
-	return col, nil
+	return loadScoped(c, need, "collection", s.d.DB.GetCollection, func(col *models.Collection) int64 { return col.SiteID })
 }
 
 // treeError maps the db package's tree refusals to 400.

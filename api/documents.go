@@ -543,21 +543,7 @@ func mustJSON(v any) string {
 // loadDocument reads the {id} document and checks the caller's right on its
 // site at level need.
 func (s *Server) loadDocument(c *fiber.Ctx, need Perm) (*models.Document, error) {
-	id, err := pathInt(c, "id")
-	if err != nil {
-		return nil, err
-	}
-	doc, err := s.d.DB.GetDocument(c.UserContext(), id)
-	if errors.Is(err, db.ErrNotFound) {
-		return nil, NotFound("document")
-	}
-	if err != nil {
-		return nil, err
-	}
-	if err := requireSite(c, doc.SiteID, need); err != nil {
-		return nil, err
-	}
-	return doc, nil
+	return loadScoped(c, need, "document", s.d.DB.GetDocument, func(d *models.Document) int64 { return d.SiteID })
 }
 
 // afterSave runs the vectorization hook of a committed write. The write is

@@ -1,6 +1,7 @@
 package api
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -381,4 +382,24 @@ func (s *Server) bodySite(c *fiber.Ctx, siteID int64, need Perm) (*models.Site, 
 		return nil, err
 	}
 	return site, nil
+}
+
+// loadScoped reads the {id} resource with get (404 naming what when it does
+// not exist) and checks the caller may act on its site at level need.
+func loadScoped[T any](c *fiber.Ctx, need Perm, what string, get func(context.Context, int64) (*T, error), siteOf func(*T) int64) (*T, error) {
+	id, err := pathInt(c, "id")
+	if err != nil {
+		return nil, err
+	}
+	v, err := get(c.UserContext(), id)
+	if errors.Is(err, db.ErrNotFound) {
+		return nil, NotFound(what)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if err := requireSite(c, siteOf(v), need); err != nil {
+		return nil, err
+	}
+	return v, nil
 }
