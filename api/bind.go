@@ -317,3 +317,12 @@ func joinPath(a, b string) string {
 	}
 	return a + "." + b
 }
+
+// requiredTitle trims a title and refuses a blank one (422).
+func requiredTitle(t string) (string, error) {
+	t = strings.TrimSpace(t)
+	if t == "" {
+		return "", Invalid("title: must not be blank")
+	}
+	return t, nil
+}

@@ -309,7 +309,7 @@ func (s *Server) respondJSON(c *fiber.Ctx, st *startedTurn) error {
 				usage = e.Response.Usage
 			}
 		}
-		if page.Done && len(page.Events) == 0 || page.Done && usage != nil {
+		if page.Done { // a done page carries every remaining event
 			break
 		}
 	}

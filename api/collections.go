@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
-	"strings"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
@@ -191,9 +190,9 @@ func (s *Server) createCollection(c *fiber.Ctx) error {
 	if err := bindJSON(c, &in); err != nil {
 		return err
 	}
-	title := strings.TrimSpace(in.Title)
-	if title == "" {
-		return Invalid("title: must not be blank")
+	title, err := requiredTitle(in.Title)
+	if err != nil {
+		return err
 	}
 	site, err := s.bodySite(c, in.SiteID, EditorUp)
 	if err != nil {
@@ -216,9 +215,9 @@ func (s *Server) updateCollection(c *fiber.Ctx) error {
 		return err
 	}
 	if in.Title != nil {
-		t := strings.TrimSpace(*in.Title)
-		if t == "" {
-			return Invalid("title: must not be blank")
+		t, err := requiredTitle(*in.Title)
+		if err != nil {
+			return err
 		}
 		in.Title = &t
 	}

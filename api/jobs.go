@@ -167,18 +167,10 @@ func (s *Server) jobView(ctx context.Context, j *models.Job) (*JobView, error) {
 	if v.Status == "failed" {
 		run := tc.GetWorkflow(ctx, j.WorkflowID, v.RunID)
 		if err := run.Get(ctx, nil); err != nil {
-			v.Error = workflowsRoot(err)
+			v.Error = workflows.RootMessage(err)
 		}
 	}
 	return v, nil
-}
-
-func workflowsRoot(err error) string {
-	msg := err.Error()
-	for e := err; e != nil; e = errors.Unwrap(e) {
-		msg = e.Error()
-	}
-	return msg
 }
 
 func jobStatus(st enumspb.WorkflowExecutionStatus) string {

@@ -225,7 +225,7 @@ func (r *chatRun) agent(ctx workflow.Context) {
 			if ctx.Err() != nil || temporal.IsCanceledError(err) {
 				return
 			}
-			notice := "\n\n[System Error: " + rootMessage(err) + "]"
+			notice := "\n\n[System Error: " + RootMessage(err) + "]"
 			r.emitText(notice)
 			r.final += notice
 			return

@@ -46,7 +46,7 @@ func indexOne(ctx workflow.Context, docID int64) (activities.IndexResult, error)
 	ref := activities.DocRef{DocumentID: docID}
 	err := workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, indexOptions), a.IndexDocument, ref).Get(ctx, &res)
 	if err != nil {
-		reason := rootMessage(err)
+		reason := RootMessage(err)
 		if ferr := workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, shortOptions), a.MarkFailed, ref, reason).Get(ctx, nil); ferr != nil {
 			return res, ferr
 		}
@@ -67,9 +67,9 @@ func RemoveDocumentVectors(ctx workflow.Context, in RemoveVectorsInput) error {
 		activities.DocRef{DocumentID: in.DocumentID, TenantID: in.TenantID}).Get(ctx, nil)
 }
 
-// rootMessage is the message of the first application error in a Temporal
+// RootMessage is the message of the first application error in a Temporal
 // error chain (without the SDK's type annotations), which is what an admin wants to read as vector_error.
-func rootMessage(err error) string {
+func RootMessage(err error) string {
 	msg := err.Error()
 	for e := err; e != nil; e = errors.Unwrap(e) {
 		var appErr *temporal.ApplicationError
