@@ -8,6 +8,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/http"
+	_ "net/http/pprof" // served only when LORE_PPROF_ADDR is set
 	"os"
 	"os/signal"
 	"strings"
@@ -97,6 +99,12 @@ func run(ctx context.Context, serveHTTP bool) error {
 		return err
 	}
 	errc := make(chan error, 2)
+	if cfg.PprofAddr != "" {
+		go func() {
+			// net/http/pprof registers on the default mux; nothing else uses it.
+			log.Warn("pprof server stopped", "err", http.ListenAndServe(cfg.PprofAddr, nil)) //nolint:gosec // operator-only, off by default
+		}()
+	}
 	var w *worker.Worker
 	if !serveHTTP || cfg.RunWorker {
 		if d.Temporal == nil {

@@ -16,4 +16,5 @@ exec "$BIN" server start-dev \
   --db-filename "$DATA_DIR/temporal.db" \
   --ip 127.0.0.1 --port "${TEMPORAL_PORT:-7233}" \
   --ui-port "${TEMPORAL_UI_PORT:-8233}" \
+  --dynamic-config-value system.enableActivityEagerExecution=true \
   --log-level warn

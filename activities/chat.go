@@ -82,6 +82,10 @@ type ModelTurnResult struct {
 	ContextCount int   // non-system messages given to the model
 	FirstDeltaMs int64 // ms from request start to the first streamed piece (0 if none)
 	FirstTextMs  int64 // ms from request start to the first text delta (0 if none)
+	// Tail holds the events not yet signalled when the call ended: they
+	// reach the log with the result, which saves a signal (and a workflow
+	// task) per model call.
+	Tail EventBatch
 }
 
 // systemPrompt frames every conversation.
@@ -155,16 +159,21 @@ func (a *Chat) ModelTurn(ctx context.Context, in ModelTurnInput) (ModelTurnResul
 		}
 	})
 	a.D.Metrics.ObserveModel("chat", modelName, time.Since(t0), out.Usage.InputTokens, out.Usage.OutputTokens, err)
-	if ferr := em.flush(); ferr != nil && err == nil {
-		err = ferr
+	em.close()
+	if err == nil {
+		err = em.failed()
 	}
 	if err != nil {
+		// What a reader may already have seen reaches the log even when the
+		// call failed or the run was cancelled.
+		_ = em.flushDetached()
 		if errors.Is(err, llm.ErrPermanent) {
 			return res, temporal.NewNonRetryableApplicationError(err.Error(), "ModelPermanent", err)
 		}
 		return res, err
 	}
 	res.Message, res.Usage = out.Message, out.Usage
+	res.Tail = em.take()
 	return res, nil
 }
 
@@ -216,22 +225,23 @@ func (a *Chat) buildMessages(ctx context.Context, in ModelTurnInput) ([]llm.Mess
 
 // emitter batches event payloads and signals them to the run.
 type emitter struct {
-	a       *Chat
-	ctx     context.Context
-	wfID    string
-	runID   string
-	attempt int32
-	prefix  string // origin prefix: activity id and attempt
-	seqBase int
-	n       int
-	mu      sync.Mutex
-	sendMu  sync.Mutex // one signal at a time, so batches arrive in order
-	pending []json.RawMessage
-	origins []string
-	sent    bool
-	stop    chan struct{}
-	wg      sync.WaitGroup
-	err     error
+	a         *Chat
+	ctx       context.Context
+	wfID      string
+	runID     string
+	attempt   int32
+	prefix    string // origin prefix: activity id and attempt
+	seqBase   int
+	n         int
+	mu        sync.Mutex
+	sendMu    sync.Mutex // one signal at a time, so batches arrive in order
+	pending   []json.RawMessage
+	origins   []string
+	sent      bool
+	stop      chan struct{}
+	closeOnce sync.Once
+	wg        sync.WaitGroup
+	err       error
 }
 
 func (a *Chat) newEmitter(ctx context.Context, seqBase int) *emitter {
@@ -243,7 +253,10 @@ func (a *Chat) newEmitter(ctx context.Context, seqBase int) *emitter {
 	if interval <= 0 {
 		interval = 40 * time.Millisecond
 		if a.Hub != nil {
-			interval = 500 * time.Millisecond // readers in this process already have every event
+			// Readers in this process already have every event: the log
+			// (readers elsewhere, reconnects) gets them each second, and
+			// the rest with the call's result.
+			interval = time.Second
 		}
 	}
 	e.wg.Add(1)
@@ -283,22 +296,40 @@ func (e *emitter) add(ev map[string]any) {
 	}
 }
 
-// flush sends what is pending as one signal and heartbeats.
-func (e *emitter) flush() error {
-	e.sendMu.Lock()
-	defer e.sendMu.Unlock()
+// take removes and returns what is pending.
+func (e *emitter) take() EventBatch {
 	e.mu.Lock()
-	batch, origins := e.pending, e.origins
+	defer e.mu.Unlock()
+	b := EventBatch{Attempt: e.attempt, Events: e.pending, Origins: e.origins}
 	e.pending, e.origins = nil, nil
-	if len(batch) > 0 {
+	if len(b.Events) > 0 {
 		e.sent = true
 	}
-	e.mu.Unlock()
+	return b
+}
+
+// flush sends what is pending as one signal and heartbeats.
+func (e *emitter) flush() error {
 	activity.RecordHeartbeat(e.ctx)
-	if len(batch) == 0 {
+	return e.signal(e.ctx)
+}
+
+// flushDetached sends what is pending even though the activity's context may
+// be cancelled (the run still takes signals while it winds down).
+func (e *emitter) flushDetached() error {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(e.ctx), 5*time.Second)
+	defer cancel()
+	return e.signal(ctx)
+}
+
+func (e *emitter) signal(ctx context.Context) error {
+	e.sendMu.Lock()
+	defer e.sendMu.Unlock()
+	b := e.take()
+	if len(b.Events) == 0 {
 		return nil
 	}
-	err := e.a.D.Temporal.SignalWorkflow(e.ctx, e.wfID, e.runID, SignalEvents, EventBatch{Attempt: e.attempt, Events: batch, Origins: origins})
+	err := e.a.D.Temporal.SignalWorkflow(ctx, e.wfID, e.runID, SignalEvents, b)
 	if err != nil {
 		e.mu.Lock()
 		e.err = err
@@ -307,9 +338,21 @@ func (e *emitter) flush() error {
 	return err
 }
 
+// failed reports the first signal error: a batch that did not reach the log
+// fails the call, so Temporal retries it.
+func (e *emitter) failed() error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.err
+}
+
+// close stops the periodic flushes and waits for one in progress, so the
+// tail taken after it follows every signalled batch.
 func (e *emitter) close() {
-	close(e.stop)
-	e.wg.Wait()
+	e.closeOnce.Do(func() {
+		close(e.stop)
+		e.wg.Wait()
+	})
 }
 
 // SearchInput is one search tool call.

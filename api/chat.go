@@ -155,6 +155,9 @@ func (s *Server) startChatTurn(ctx context.Context, t chatTurn) (*startedTurn, e
 		SummaryTrigger: cfg.AgentSummaryTriggerMsgCount, SummaryKeep: cfg.AgentSummaryKeepLastN, Reply: t.Reply}
 	wfID := workflows.ChatRunID(t.ThreadID, ts.Session.ID, ts.Turn)
 	_, err = tc.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: wfID, TaskQueue: cfg.TemporalQueue,
+		// With the worker in this process, the first workflow task comes back
+		// in the start response and runs here: no trip through the queue.
+		EnableEagerStart:                         true,
 		WorkflowIDReusePolicy:                    enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
 		WorkflowExecutionErrorWhenAlreadyStarted: true,
 		WorkflowExecutionTimeout:                 cfg.ChatStreamTimeout() + 10*time.Minute}, workflows.ChatRun, in)

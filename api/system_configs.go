@@ -339,11 +339,13 @@ func (s *Server) deleteSystemConfig(c *fiber.Ctx) error {
 	var before deps.AIConfig
 	if key == deps.AIConfigKey {
 		var err error
-		if before, err = s.d.AIConfig(ctx, tenant); err != nil {
+		if before, err = s.d.LoadAIConfig(ctx, tenant); err != nil {
 			return err
 		}
 	}
-	if err := s.d.DB.DeleteSystemConfig(ctx, tenant, key); err != nil {
+	err := s.d.DB.DeleteSystemConfig(ctx, tenant, key)
+	s.d.ForgetAIConfig(tenant)
+	if err != nil {
 		if errors.Is(err, db.ErrNotFound) {
 			return NotFound("config " + key)
 		}
@@ -507,6 +509,7 @@ func (s *Server) putAIConfig(c *fiber.Ctx) error {
 	tenant := cfgTenant(c)
 	def := s.d.DefaultAIConfig()
 	var before, after deps.AIConfig
+	defer s.d.ForgetAIConfig(tenant)
 	row, err := s.d.DB.UpdateSystemConfig(ctx, tenant, deps.AIConfigKey, func(cur string, exists bool) (string, error) {
 		st, err := storedAIConfig(cur, exists)
 		if err != nil {

@@ -184,6 +184,7 @@ func (s *devServer) Start() error {
 	s.starts++
 	args := []string{"server", "start-dev", "--headless", "--db-filename", s.dbFile, "--ip", "127.0.0.1",
 		"--port", strconv.Itoa(s.port), "--log-level", "error"}
+	args = append(args, testenv.DevServerArgs...)
 	p, err := startProc("temporal", fmt.Sprintf("%s/temporal-%d.log", s.dir, s.starts), s.cli, args, baseEnv())
 	if err != nil {
 		return err

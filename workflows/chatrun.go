@@ -220,6 +220,9 @@ func (r *chatRun) agent(ctx workflow.Context) {
 			SeqBase: len(r.events),
 		}).Get(ctx, &res)
 		r.drain()
+		if len(res.Tail.Events) > 0 {
+			r.accept(res.Tail)
+		}
 		if err != nil {
 			r.final = r.partial // what the reader already saw stays the answer
 			if ctx.Err() != nil || temporal.IsCanceledError(err) {

@@ -17,6 +17,7 @@ import (
 // Load fills every field from the environment or its default.
 type Config struct {
 	HTTPAddr    string // LORE_HTTP_ADDR
+	PprofAddr   string // LORE_PPROF_ADDR: Go profiler (net/http/pprof) listen address; empty: off
 	PublicURL   string // LORE_PUBLIC_URL: base URL used in generated links (signed file URLs)
 	DataDir     string // LORE_DATA_DIR
 	DatabaseURL string // DATABASE_URL: empty → SQLite in DataDir
@@ -32,6 +33,7 @@ type Config struct {
 	TemporalNS     string // TEMPORAL_NAMESPACE
 	TemporalQueue  string // TEMPORAL_TASK_QUEUE
 	TemporalUI     string // TEMPORAL_UI_URL (printed by make run)
+	TemporalGzip   bool   // TEMPORAL_GRPC_GZIP: compress gRPC requests to Temporal (worth it over a WAN only)
 
 	JWTSecret     string        // LORE_JWT_SECRET (generated and persisted when unset)
 	JWTTTL        time.Duration // LORE_JWT_TTL
@@ -110,6 +112,7 @@ func LoadFrom(lookup func(string) (string, bool)) (*Config, error) {
 	e := source(lookup)
 	c := &Config{
 		HTTPAddr:       e.str("LORE_HTTP_ADDR", ":8080"),
+		PprofAddr:      e.str("LORE_PPROF_ADDR", ""),
 		PublicURL:      e.str("LORE_PUBLIC_URL", ""),
 		DataDir:        e.str("LORE_DATA_DIR", "./data"),
 		DatabaseURL:    e.str("DATABASE_URL", ""),
@@ -122,6 +125,7 @@ func LoadFrom(lookup func(string) (string, bool)) (*Config, error) {
 		TemporalNS:     e.str("TEMPORAL_NAMESPACE", "default"),
 		TemporalQueue:  e.str("TEMPORAL_TASK_QUEUE", "lore"),
 		TemporalUI:     e.str("TEMPORAL_UI_URL", "http://127.0.0.1:8233"),
+		TemporalGzip:   e.bool("TEMPORAL_GRPC_GZIP", false),
 
 		JWTSecret:     e.str("LORE_JWT_SECRET", ""),
 		JWTTTL:        e.dur("LORE_JWT_TTL", 7*24*time.Hour),

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"sync"
 
 	"github.com/lorekb/lore/internal/blob"
 	"github.com/lorekb/lore/internal/cache"
@@ -30,6 +31,8 @@ type Deps struct {
 	Metrics  *telemetry.Metrics
 	closers  []func()
 	models   modelCache
+	// aiConfigs caches each tenant's ai-config briefly (see AIConfig).
+	aiConfigs sync.Map
 }
 
 // NewLogger returns the structured JSON logger of the process.
@@ -84,10 +87,11 @@ func Open(ctx context.Context, cfg *config.Config, log *slog.Logger) (*Deps, err
 			return nil, err
 		}
 		tc, err := client.Dial(client.Options{
-			HostPort:     cfg.TemporalAddr,
-			Namespace:    cfg.TemporalNS,
-			Logger:       newTemporalLogger(log),
-			Interceptors: []interceptor.ClientInterceptor{tracing},
+			HostPort:          cfg.TemporalAddr,
+			Namespace:         cfg.TemporalNS,
+			Logger:            newTemporalLogger(log),
+			Interceptors:      []interceptor.ClientInterceptor{tracing},
+			ConnectionOptions: client.ConnectionOptions{GrpcCompression: grpcCompression(cfg.TemporalGzip)},
 		})
 		if err != nil {
 			d.Close()
@@ -109,3 +113,11 @@ func (d *Deps) Close() {
 
 // OnClose registers a release function run by Close.
 func (d *Deps) OnClose(f func()) { d.closers = append(d.closers, f) }
+
+// grpcCompression is gzip only when asked for (see TEMPORAL_GRPC_GZIP).
+func grpcCompression(gzip bool) client.GrpcCompression {
+	if gzip {
+		return &client.GrpcCompressionGzip{}
+	}
+	return &client.GrpcCompressionNone{}
+}

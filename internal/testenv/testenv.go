@@ -42,6 +42,12 @@ func TemporalCLI() (string, error) {
 	return p, nil
 }
 
+// DevServerArgs are the dynamic-config flags every dev server Lore starts
+// gets (temporal-dev.sh passes the same): eager activity execution lets a
+// workflow task hand its new activity straight to the worker that completed
+// it, skipping a trip through the task queue (the chat run's model turns).
+var DevServerArgs = []string{"--dynamic-config-value", "system.enableActivityEagerExecution=true"}
+
 // Temporal is a running dev server.
 type Temporal struct {
 	srv  *testsuite.DevServer
@@ -60,6 +66,7 @@ func StartTemporal() (*Temporal, error) {
 	srv, err := testsuite.StartDevServer(ctx, testsuite.DevServerOptions{
 		ExistingPath:  path,
 		LogLevel:      "error",
+		ExtraArgs:     DevServerArgs,
 		ClientOptions: &client.Options{Namespace: "default"},
 		Stdout:        io.Discard,
 		Stderr:        io.Discard,

@@ -314,15 +314,28 @@ func (b *bench) benchChat(ctx context.Context) error {
 	s := b.rep.section(fmt.Sprintf("C. Chat (issue 5): scripted model waits %s before its first chunk, then %d answer tokens at %.0f tokens/s",
 		o.modelDelay, o.tokens, o.tps),
 		"Level", "chats", "errors", "response.created p50 / p99", "first-token overhead p50 / p99", "lore's own time to first token p50 / p99", "turn total p50", "direct model overhead p50 / p99 (ceiling)")
+	var phaseNotes []string
 	levels := []struct{ conc, rounds int }{{1, o.chat1}, {o.chatConc, o.chatRounds}}
 	for _, l := range levels {
 		dm, err := b.directModel(ctx, c, l.conc, min(l.rounds, 3))
 		if err != nil {
 			return err
 		}
+		lt0 := time.Now()
 		lv, err := b.runChatLevel(ctx, c, siteID, l.conc, l.rounds)
 		if err != nil {
 			return err
+		}
+		if ph, err := b.readChatPhases(ctx, lt0); err != nil {
+			logf("C: phases: %v", err)
+		} else {
+			p50 := func(l load.Latencies) string { return ms(l.Percentile(50)) + " / " + ms(l.Percentile(99)) }
+			per := func(n int) float64 { return float64(n) / float64(max(ph.runs, 1)) }
+			line := fmt.Sprintf("%d concurrent, %d runs, p50 / p99 of each step from the workflow histories: API request → workflow started %s; first workflow task %s; tool-call model activity dispatch %s, run %s; its completion → answer activity scheduled %s; answer activity dispatch %s; per run: %.1f history events, %.1f workflow tasks, %.1f signals, %.1f updates, %.1f timers",
+				l.conc, ph.runs, p50(ph.start), p50(ph.wft1), p50(ph.dispatch1), p50(ph.model1), p50(ph.between), p50(ph.dispatch2),
+				per(ph.events), per(ph.wfts), per(ph.signals), per(ph.updates), per(ph.timers))
+			logf("C: %s", line)
+			phaseNotes = append(phaseNotes, line)
 		}
 		chats += len(lv.created) + lv.errors
 		logf("C: %2d concurrent: %d chats, %d errors; response.created p50 %s p99 %s; first-token overhead p50 %s p99 %s; own %s / %s; direct model %s / %s",
@@ -352,6 +365,9 @@ func (b *bench) benchChat(ctx context.Context) error {
 	}
 	s.note("Each chat is one POST /v1/chat/responses with stream=true on a new thread, in a site of %d published corpus documents; times are read from the SSE stream in this process after 2 warm-up chats. Lore made %d model calls for the %d measured chats (2 per chat expected).",
 		len(ids), int64(b.model.Count()-calls0)-(directCalls.Load()-direct0), chats)
+	for _, n := range phaseNotes {
+		s.note("Steps at %s.", n)
+	}
 	s.note("First-token overhead = time to the first response.output_text.delta − %s (the model's fixed delays: %s before the tool call + %s before the first answer token). The reference Python service reports about 85 ms to first byte.",
 		2*o.modelDelay, o.modelDelay, o.modelDelay)
 	s.note("The one lore process runs with CHAT_PROVIDER=openai and CHAT_BASE_URL pointing at the scripted model (in this process) from the start; the chat settings do not touch parts A and B, so no restart is needed.")

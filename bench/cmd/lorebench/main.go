@@ -163,6 +163,7 @@ type bench struct {
 	lore     *env.Proc
 	model    *scripted.Server
 	base     string // lore base URL
+	taddr    string // Temporal frontend address
 	api      *loreClient
 	rep      *report
 
@@ -258,8 +259,10 @@ func (b *bench) setup(ctx context.Context) error {
 		return err
 	}
 	taddr := fmt.Sprintf("127.0.0.1:%d", tport)
+	b.taddr = taddr
 	b.temporal, err = env.Start("temporal", b.work, o.temporal, []string{"server", "start-dev", "--headless", "--ip", "127.0.0.1",
-		"--port", env.Itoa(tport), "--ui-port", env.Itoa(uport), "--log-level", "error"}, env.FilteredEnviron())
+		"--port", env.Itoa(tport), "--ui-port", env.Itoa(uport), "--log-level", "error",
+		"--dynamic-config-value", "system.enableActivityEagerExecution=true"}, env.FilteredEnviron())
 	if err != nil {
 		return err
 	}
