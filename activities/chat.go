@@ -73,7 +73,19 @@ type ModelTurnInput struct {
 	// of this call becomes log entry SeqBase+i+1 (nothing else appends to
 	// the log while a model call runs).
 	SeqBase int
+	// DeadlineMs is when the stream times out (Unix ms): the call stops
+	// there with ErrStreamTimeout, so the timeout holds even for a call that
+	// runs as a local activity, where the run's timer cannot fire meanwhile.
+	DeadlineMs int64
 }
+
+// Error types of ModelTurn the chat run tells apart from a failure.
+const (
+	// ErrClientGone: the reader in this process went away (Hub.Cancel).
+	ErrClientGone = "ClientGone"
+	// ErrStreamTimeout: the call reached ModelTurnInput.DeadlineMs.
+	ErrStreamTimeout = "StreamTimeout"
+)
 
 // ModelTurnResult is the assistant message of one model call.
 type ModelTurnResult struct {
@@ -110,6 +122,8 @@ var searchTool = llm.ToolDef{
 // batches as they arrive; the activity heartbeats with every batch so a
 // cancelled run (client gone, timeout) stops the model call.
 func (a *Chat) ModelTurn(ctx context.Context, in ModelTurnInput) (ModelTurnResult, error) {
+	ctx, stop := a.callContext(ctx, in)
+	defer stop()
 	model, modelName, err := a.D.ChatModel(ctx, in.TenantID)
 	if err != nil {
 		return ModelTurnResult{}, temporal.NewNonRetryableApplicationError(err.Error(), "Config", err)
@@ -164,17 +178,77 @@ func (a *Chat) ModelTurn(ctx context.Context, in ModelTurnInput) (ModelTurnResul
 		err = em.failed()
 	}
 	if err != nil {
-		// What a reader may already have seen reaches the log even when the
-		// call failed or the run was cancelled.
-		_ = em.flushDetached()
-		if errors.Is(err, llm.ErrPermanent) {
-			return res, temporal.NewNonRetryableApplicationError(err.Error(), "ModelPermanent", err)
-		}
-		return res, err
+		return res, em.fail(ctx, err)
 	}
 	res.Message, res.Usage = out.Message, out.Usage
 	res.Tail = em.take()
 	return res, nil
+}
+
+// callContext is the call's context: it ends at the stream deadline and, when
+// the reader shares this process, the moment the reader goes away.
+func (a *Chat) callContext(ctx context.Context, in ModelTurnInput) (context.Context, context.CancelFunc) {
+	var cancel context.CancelFunc
+	if in.DeadlineMs > 0 {
+		ctx, cancel = context.WithDeadlineCause(ctx, time.UnixMilli(in.DeadlineMs), errStreamDeadline)
+	} else {
+		ctx, cancel = context.WithCancel(ctx)
+	}
+	if a.Hub != nil {
+		gone := a.Hub.Cancelled(activity.GetInfo(ctx).WorkflowExecution.ID)
+		go func() {
+			select {
+			case <-gone:
+				cancel()
+			case <-ctx.Done():
+			}
+		}()
+	}
+	return ctx, cancel
+}
+
+var errStreamDeadline = errors.New("stream deadline")
+
+// fail turns a failed call into the error the run sees. What a reader may
+// already have seen must reach the log: a scheduled activity signals it; a
+// local activity (its run's workflow task is open, a signal would only land
+// after the run ended) carries it in the error, which is then final, since a
+// retry would stream the text twice.
+func (em *emitter) fail(ctx context.Context, err error) error {
+	var typ string
+	nonRetryable := false
+	switch {
+	case errors.Is(context.Cause(ctx), errStreamDeadline):
+		typ, nonRetryable = ErrStreamTimeout, true
+	case ctx.Err() != nil && em.a.Hub != nil && isClosed(em.a.Hub.Cancelled(em.wfID)):
+		typ, nonRetryable = ErrClientGone, true
+	case errors.Is(err, llm.ErrPermanent):
+		typ, nonRetryable = "ModelPermanent", true
+	}
+	if !em.local {
+		_ = em.flushDetached()
+		if nonRetryable {
+			return temporal.NewNonRetryableApplicationError(err.Error(), typ, err)
+		}
+		return err
+	}
+	tail := em.take()
+	if len(tail.Events) == 0 && !nonRetryable {
+		return err // nothing shown yet: retry
+	}
+	if typ == "" {
+		typ = "ModelStreamBroken"
+	}
+	return temporal.NewNonRetryableApplicationError(err.Error(), typ, err, tail)
+}
+
+func isClosed(ch <-chan struct{}) bool {
+	select {
+	case <-ch:
+		return true
+	default:
+		return false
+	}
 }
 
 // buildMessages assembles system prompt, memory, stored history (which ends
@@ -232,6 +306,7 @@ type emitter struct {
 	attempt   int32
 	prefix    string // origin prefix: activity id and attempt
 	seqBase   int
+	local     bool // running as a local activity: no signals (see fail)
 	n         int
 	mu        sync.Mutex
 	sendMu    sync.Mutex // one signal at a time, so batches arrive in order
@@ -247,7 +322,7 @@ type emitter struct {
 func (a *Chat) newEmitter(ctx context.Context, seqBase int) *emitter {
 	info := activity.GetInfo(ctx)
 	e := &emitter{a: a, ctx: ctx, wfID: info.WorkflowExecution.ID, runID: info.WorkflowExecution.RunID,
-		attempt: info.Attempt, stop: make(chan struct{}), seqBase: seqBase,
+		attempt: info.Attempt, stop: make(chan struct{}), seqBase: seqBase, local: info.IsLocalActivity,
 		prefix: fmt.Sprintf("%s/%d/", info.ActivityID, info.Attempt)}
 	interval := a.FlushInterval
 	if interval <= 0 {
@@ -258,6 +333,12 @@ func (a *Chat) newEmitter(ctx context.Context, seqBase int) *emitter {
 			// the rest with the call's result.
 			interval = time.Second
 		}
+	}
+	if e.local {
+		// The run's workflow task stays open while a local activity runs:
+		// a signal would only be seen after the run ended. Everything goes
+		// with the result (or the error).
+		return e
 	}
 	e.wg.Add(1)
 	go func() {

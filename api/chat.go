@@ -19,6 +19,7 @@ import (
 	"github.com/lorekb/lore/models"
 	"github.com/lorekb/lore/workflows"
 	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/client"
 )
 
@@ -131,16 +132,19 @@ func (s *Server) startChatTurn(ctx context.Context, t chatTurn) (*startedTurn, e
 	if t.Model != "" {
 		modelName = t.Model
 	}
-	if t.ThreadID == "" {
+	newThread := t.ThreadID == ""
+	if newThread {
 		t.ThreadID = newThreadID()
 	}
 	if t.MemberID == "" {
 		t.MemberID = "anonymous"
 	}
 	start := time.Now()
-	s.awaitPreviousTurn(ctx, t.ThreadID)
+	if !newThread {
+		s.awaitPreviousTurn(ctx, t.ThreadID)
+	}
 	ts, err := s.d.DB.StartTurn(ctx, db.BeginTurn{ThreadID: t.ThreadID, TenantID: t.Site.TenantID, SiteID: t.Site.ID,
-		MemberID: t.MemberID, Source: t.Source, UserText: t.Text, History: t.History})
+		MemberID: t.MemberID, Source: t.Source, UserText: t.Text, History: t.History, New: newThread})
 	if errors.Is(err, db.ErrNotOwner) {
 		return nil, Errf(http.StatusForbidden, "thread %s belongs to another member or site", t.ThreadID)
 	}
@@ -153,6 +157,9 @@ func (s *Server) startChatTurn(ctx context.Context, t chatTurn) (*startedTurn, e
 		ShowTrace: t.Site.ShowPipelineTrace, StartedAtMs: start.UnixMilli(), TimeoutMs: cfg.ChatStreamTimeout().Milliseconds(),
 		MaxIterations: cfg.AgentMaxIterations, MaxEmpty: cfg.AgentMaxConsecutiveEmpty,
 		SummaryTrigger: cfg.AgentSummaryTriggerMsgCount, SummaryKeep: cfg.AgentSummaryKeepLastN, Reply: t.Reply}
+	if s.hub != nil && t.Reply == nil {
+		in.Reader = streamhub.ProcessID // this process reads the turn
+	}
 	wfID := workflows.ChatRunID(t.ThreadID, ts.Session.ID, ts.Turn)
 	_, err = tc.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: wfID, TaskQueue: cfg.TemporalQueue,
 		// With the worker in this process, the first workflow task comes back
@@ -425,6 +432,12 @@ func (s *Server) pumpSSE(c *fiber.Ctx, wfID string, after int, write func(w *buf
 		items := make(chan item, 16)
 		go func() { // the log, by long-poll
 			for next := last; ; {
+				if s.hub != nil {
+					// While the hub delivers (the run works in this
+					// process), the log is only needed once it falls
+					// silent: then it brings what the hub could not.
+					s.hub.WaitQuiet(ctx, wfID, hubQuiet)
+				}
 				page, err := s.readLog(ctx, wfID, workflows.WaitArgs{From: next, OwnOnly: s.hub != nil})
 				select {
 				case items <- item{page: &page, err: err}:
@@ -457,11 +470,14 @@ func (s *Server) pumpSSE(c *fiber.Ctx, wfID string, after int, write func(w *buf
 		}
 		sent := map[string]bool{}         // origins already written
 		held := map[int]streamhub.Event{} // hub events waiting for earlier log entries
+		completed := false                // response.completed written: the log has nothing after it
 		emit := func(ev workflows.ChatEvent) {
 			write(w, &ev, false)
 			last = ev.Seq
 			if ev.Origin != "" {
 				sent[ev.Origin] = true
+			} else if eventType(ev.Data) == "response.completed" {
+				completed = true
 			}
 		}
 		drainHeld := func() {
@@ -476,7 +492,28 @@ func (s *Server) pumpSSE(c *fiber.Ctx, wfID string, after int, write func(w *buf
 				}
 			}
 		}
-		for it := range items {
+		// While nothing arrives, a comment line each second keeps proxies
+		// from closing the stream and tells us whether the client is still
+		// there (a model call in progress stops when it is not).
+		keepAlive := time.NewTicker(time.Second)
+		defer keepAlive.Stop()
+		quiet := true
+		for {
+			var it item
+			select {
+			case it = <-items:
+			case <-keepAlive.C:
+				if quiet {
+					fmt.Fprint(w, ": keep-alive\n\n")
+					if w.Flush() != nil {
+						s.cancelRun(wfID)
+						return
+					}
+				}
+				quiet = true
+				continue
+			}
+			quiet = false
 			done := false
 			switch {
 			case it.err != nil:
@@ -503,16 +540,13 @@ func (s *Server) pumpSSE(c *fiber.Ctx, wfID string, after int, write func(w *buf
 					emit(ev)
 					drainHeld()
 				}
-				if len(it.page.Events) == 0 && !it.page.Done {
-					// The long-poll came back empty: a comment line keeps
-					// proxies from closing the stream and tells us whether
-					// the client is still there.
-					fmt.Fprint(w, ": keep-alive\n\n")
-				}
 				if it.page.Done {
-					write(w, nil, true)
-					done = true
+					completed = true
 				}
+			}
+			if completed {
+				write(w, nil, true)
+				done = true
 			}
 			if w.Flush() != nil {
 				if !done {
@@ -527,13 +561,31 @@ func (s *Server) pumpSSE(c *fiber.Ctx, wfID string, after int, write func(w *buf
 	})
 }
 
-// cancelRun cancels a chat run whose client went away.
+// hubQuiet is how long the hub must stay silent before the log is read.
+const hubQuiet = 300 * time.Millisecond
+
+// cancelRun cancels a chat run whose client went away: a model call in this
+// process stops at once through the hub; the run itself is cancelled through
+// Temporal (it may already have finished).
 func (s *Server) cancelRun(wfID string) {
+	if s.hub != nil {
+		s.hub.Cancel(wfID)
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	if err := s.d.Temporal.CancelWorkflow(ctx, wfID, ""); err != nil {
+	var nf *serviceerror.NotFound
+	if err := s.d.Temporal.CancelWorkflow(ctx, wfID, ""); err != nil && !errors.As(err, &nf) {
 		s.log.Warn("cancel chat run", "workflow_id", wfID, "err", err)
 	}
+}
+
+// eventType is the "type" of an SSE payload.
+func eventType(data []byte) string {
+	var e struct {
+		Type string `json:"type"`
+	}
+	_ = json.Unmarshal(data, &e)
+	return e.Type
 }
 
 // readEvents long-polls the run's log (workflow update) from an offset; for a

@@ -8,6 +8,7 @@ import (
 	"github.com/lorekb/lore/internal/streamhub"
 	"github.com/lorekb/lore/workflows"
 	"go.temporal.io/sdk/worker"
+	"go.temporal.io/sdk/workflow"
 )
 
 // register registers every workflow and activity of Lore on w.
@@ -17,7 +18,9 @@ func register(ctx context.Context, w worker.Worker, d *deps.Deps) error {
 	w.RegisterWorkflow(workflows.BatchVectorize)
 	w.RegisterWorkflow(workflows.RemoveDocumentVectors)
 	w.RegisterWorkflow(workflows.DeleteSite)
-	w.RegisterWorkflow(workflows.ChatRun)
+	// The chat run publishes its events to this process's hub as well.
+	w.RegisterWorkflowWithOptions(workflows.ChatRunner{Hub: streamhub.Default, Process: streamhub.ProcessID}.Run,
+		workflow.RegisterOptions{Name: "ChatRun"})
 	w.RegisterWorkflow(workflows.KefuSync)
 	w.RegisterActivity(&activities.Vectorize{D: d})
 	w.RegisterActivity(&activities.Sites{D: d})

@@ -2,12 +2,14 @@ package workflows
 
 import (
 	"encoding/json"
+	"errors"
 	"sort"
 	"strconv"
 	"time"
 
 	"github.com/lorekb/lore/activities"
 	"github.com/lorekb/lore/internal/llm"
+	"github.com/lorekb/lore/internal/streamhub"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 )
@@ -43,6 +45,12 @@ type ChatRunInput struct {
 	SummaryTrigger int
 	SummaryKeep    int
 	Reply          *ReplyTarget // messenger channel to deliver the answer to
+	// Reader is the streamhub.ProcessID of the API process that streams the
+	// turn (empty: none). A worker in that same process runs the model calls
+	// as local activities: the whole agent loop then stays in one workflow
+	// task, with no round trip to the server between the model calls and the
+	// search, and the reader gets every event from the hub.
+	Reader string
 }
 
 // ReplyTarget says where a messenger answer goes.
@@ -95,6 +103,12 @@ var (
 		RetryPolicy: &temporal.RetryPolicy{InitialInterval: 300 * time.Millisecond, BackoffCoefficient: 2,
 			MaximumInterval: 10 * time.Second, MaximumAttempts: 10},
 	}
+	// A model call whose reader shares the worker's process runs as a local
+	// activity; the stream deadline is enforced by the call itself.
+	localModelOptions = workflow.LocalActivityOptions{
+		StartToCloseTimeout: 5 * time.Minute,
+		RetryPolicy:         modelOptions.RetryPolicy,
+	}
 	// Search is short: a local activity saves two round trips to the server.
 	searchOptions = workflow.LocalActivityOptions{
 		StartToCloseTimeout: time.Minute,
@@ -104,27 +118,53 @@ var (
 )
 
 type chatRun struct {
-	in      ChatRunInput
-	sig     workflow.ReceiveChannel
-	events  []ChatEvent
-	done    bool
-	turn    []activities.TurnMessage
-	final   string
-	partial string // text streamed by the model call in progress
-	usage   llm.Usage
-	offset  int
-	sources []activities.KnowledgeSource
-	seenDoc map[int64]bool
-	elapsed map[string]int64
-	firstMs int64
-	textMs  int64
+	ctx      workflow.Context
+	hub      *streamhub.Hub
+	local    bool  // model calls run as local activities
+	deadline int64 // Unix ms when the stream times out
+	timedOut bool  // a model call reached the deadline
+	in       ChatRunInput
+	sig      workflow.ReceiveChannel
+	events   []ChatEvent
+	done     bool
+	turn     []activities.TurnMessage
+	final    string
+	partial  string // text streamed by the model call in progress
+	usage    llm.Usage
+	offset   int
+	sources  []activities.KnowledgeSource
+	seenDoc  map[int64]bool
+	elapsed  map[string]int64
+	firstMs  int64
+	textMs   int64
 }
 
-// ChatRun runs one turn of the agent: the event log is the source of truth
-// of what the client sees; activities feed it by signal, readers drain it by
-// update (long-poll) or query.
+// ChatRunner is the chat run of a worker process: with Hub set, the run
+// publishes its own events there too (the activities publish theirs), so a
+// reader in the same process sees each event the moment it exists.
+type ChatRunner struct {
+	Hub     *streamhub.Hub
+	Process string // streamhub.ProcessID of the worker's process
+}
+
+// ChatRun is the run of a worker without a hub (tests, other processes).
 func ChatRun(ctx workflow.Context, in ChatRunInput) (ChatRunResult, error) {
-	r := &chatRun{in: in, offset: in.SourceOffset, seenDoc: map[int64]bool{}, elapsed: map[string]int64{}}
+	return ChatRunner{}.Run(ctx, in)
+}
+
+// Run runs one turn of the agent: the event log is the source of truth of
+// what the client sees; activities feed it by signal (or with their results),
+// readers drain it by update (long-poll) or query.
+func (c ChatRunner) Run(ctx workflow.Context, in ChatRunInput) (ChatRunResult, error) {
+	r := &chatRun{ctx: ctx, hub: c.Hub, in: in, offset: in.SourceOffset, seenDoc: map[int64]bool{}, elapsed: map[string]int64{}}
+	if in.Reader != "" {
+		// Recorded, so a replay on another worker keeps the choice.
+		if err := workflow.SideEffect(ctx, func(workflow.Context) any {
+			return c.Hub != nil && c.Process == in.Reader
+		}).Get(&r.local); err != nil {
+			return ChatRunResult{}, err
+		}
+	}
 	if err := workflow.SetQueryHandler(ctx, QueryEvents, func(from int) (EventsPage, error) { return r.page(from), nil }); err != nil {
 		return ChatRunResult{}, err
 	}
@@ -153,6 +193,11 @@ func ChatRun(ctx workflow.Context, in ChatRunInput) (ChatRunResult, error) {
 	})
 	r.emit(map[string]any{"type": "response.created", "response": map[string]any{"id": in.ThreadID, "object": "response", "status": "in_progress"}})
 
+	timeout := time.Duration(in.TimeoutMs) * time.Millisecond
+	if timeout <= 0 {
+		timeout = 120 * time.Second
+	}
+	r.deadline = in.StartedAtMs + timeout.Milliseconds()
 	agentCtx, cancelAgent := workflow.WithCancel(ctx)
 	agentDone, timedOut := false, false
 	workflow.Go(agentCtx, func(gctx workflow.Context) {
@@ -160,15 +205,15 @@ func ChatRun(ctx workflow.Context, in ChatRunInput) (ChatRunResult, error) {
 		agentDone = true
 	})
 	timerCtx, cancelTimer := workflow.WithCancel(ctx)
-	timeout := time.Duration(in.TimeoutMs) * time.Millisecond
-	if timeout <= 0 {
-		timeout = 120 * time.Second
+	if !r.local {
+		// A local model call cannot be interrupted by a timer (its workflow
+		// task is open meanwhile); it stops at the deadline by itself.
+		workflow.Go(timerCtx, func(gctx workflow.Context) {
+			if workflow.NewTimer(gctx, timeout).Get(gctx, nil) == nil {
+				timedOut = true
+			}
+		})
 	}
-	workflow.Go(timerCtx, func(gctx workflow.Context) {
-		if workflow.NewTimer(gctx, timeout).Get(gctx, nil) == nil {
-			timedOut = true
-		}
-	})
 	waitErr := workflow.Await(ctx, func() bool { return agentDone || timedOut })
 	cancelTimer()
 	// From here on the run finishes even if it was cancelled: the log gets
@@ -182,7 +227,7 @@ func ChatRun(ctx workflow.Context, in ChatRunInput) (ChatRunResult, error) {
 	if !agentDone || r.final == "" {
 		r.final = r.partial
 	}
-	if timedOut && waitErr == nil {
+	if (timedOut || r.timedOut) && waitErr == nil {
 		r.emitText(TimeoutNotice)
 		r.final += TimeoutNotice
 	}
@@ -214,18 +259,37 @@ func (r *chatRun) agent(ctx workflow.Context) {
 	forceStop := false
 	for {
 		var res activities.ModelTurnResult
-		err := workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, modelOptions), a.ModelTurn, activities.ModelTurnInput{
+		mi := activities.ModelTurnInput{
 			ThreadID: r.in.ThreadID, TenantID: r.in.TenantID, Model: r.in.Model, Temperature: r.in.Temperature,
 			Instructions: r.in.Instructions, Turn: r.turn, OfferTools: !forceStop, StartedAtMs: r.in.StartedAtMs,
-			SeqBase: len(r.events),
-		}).Get(ctx, &res)
+			SeqBase: len(r.events), DeadlineMs: r.deadline,
+		}
+		var f workflow.Future
+		if r.local {
+			f = workflow.ExecuteLocalActivity(workflow.WithLocalActivityOptions(ctx, localModelOptions), a.ModelTurn, mi)
+		} else {
+			f = workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, modelOptions), a.ModelTurn, mi)
+		}
+		err := f.Get(ctx, &res)
 		r.drain()
 		if len(res.Tail.Events) > 0 {
 			r.accept(res.Tail)
 		}
 		if err != nil {
+			var ae *temporal.ApplicationError
+			isApp := errors.As(err, &ae)
+			if isApp && ae.HasDetails() {
+				var tail activities.EventBatch
+				if ae.Details(&tail) == nil {
+					r.accept(tail)
+				}
+			}
 			r.final = r.partial // what the reader already saw stays the answer
-			if ctx.Err() != nil || temporal.IsCanceledError(err) {
+			if ctx.Err() != nil || temporal.IsCanceledError(err) || isApp && ae.Type() == activities.ErrClientGone {
+				return
+			}
+			if isApp && ae.Type() == activities.ErrStreamTimeout {
+				r.timedOut = true
 				return
 			}
 			notice := "\n\n[System Error: " + RootMessage(err) + "]"
@@ -360,7 +424,12 @@ func (r *chatRun) persist(ctx workflow.Context) {
 
 func (r *chatRun) emit(payload map[string]any) {
 	b, _ := json.Marshal(payload)
-	r.events = append(r.events, ChatEvent{Seq: len(r.events) + 1, Data: b})
+	ev := ChatEvent{Seq: len(r.events) + 1, Data: b}
+	r.events = append(r.events, ev)
+	if r.hub != nil && !workflow.IsReplaying(r.ctx) {
+		// Like a log line: the hub never feeds back into the run's state.
+		r.hub.Publish(workflow.GetInfo(r.ctx).WorkflowExecution.ID, streamhub.Event{Seq: ev.Seq, Data: b})
+	}
 }
 
 func (r *chatRun) emitText(t string) {

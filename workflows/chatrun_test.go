@@ -6,12 +6,18 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/lorekb/lore/activities"
 	"github.com/lorekb/lore/internal/llm"
 	"github.com/stretchr/testify/mock"
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/testsuite"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/lorekb/lore/internal/streamhub"
 )
 
 func chatInput() ChatRunInput {
@@ -27,6 +33,8 @@ func toolCall(id string) llm.Message {
 // (the last one repeats) and records every input it got.
 type chatEnv struct {
 	env      *testsuite.TestWorkflowEnvironment
+	runner   *ChatRunner // nil: the hub-less ChatRun
+	local    []bool      // per model call: ran as a local activity
 	inputs   []activities.ModelTurnInput
 	searches []activities.SearchInput
 	persist  *activities.PersistInput
@@ -41,6 +49,7 @@ func newChatEnv(t *testing.T, script []llm.Message, search func(in activities.Se
 	ce.env.OnActivity(a.ModelTurn, mock.Anything, mock.Anything).Return(
 		func(ctx context.Context, in activities.ModelTurnInput) (activities.ModelTurnResult, error) {
 			ce.inputs = append(ce.inputs, in)
+			ce.local = append(ce.local, activity.GetInfo(ctx).IsLocalActivity)
 			m := script[min(len(ce.inputs)-1, len(script)-1)]
 			return activities.ModelTurnResult{Message: m, Usage: llm.Usage{InputTokens: 10, OutputTokens: 5}}, nil
 		})
@@ -58,7 +67,12 @@ func newChatEnv(t *testing.T, script []llm.Message, search func(in activities.Se
 
 func (ce *chatEnv) run(t *testing.T, in ChatRunInput) []string {
 	t.Helper()
-	ce.env.ExecuteWorkflow(ChatRun, in)
+	if ce.runner != nil {
+		ce.env.RegisterWorkflowWithOptions(ce.runner.Run, workflow.RegisterOptions{Name: "ChatRun"})
+		ce.env.ExecuteWorkflow("ChatRun", in)
+	} else {
+		ce.env.ExecuteWorkflow(ChatRun, in)
+	}
 	if err := ce.env.GetWorkflowError(); err != nil {
 		t.Fatal(err)
 	}
@@ -210,5 +224,89 @@ func TestChatModelErrorEndsWithNoticeAndCompleted(t *testing.T) {
 	}
 	if !strings.Contains(persisted.Final, "System Error") {
 		t.Fatalf("persisted %+v", persisted)
+	}
+}
+
+// A reader in the worker's process: the model calls run as local activities
+// and the run's own events reach the hub with their log sequence numbers.
+// Another reader keeps scheduled activities.
+func TestChatLocalReaderRunsModelCallsLocallyAndPublishesOwnEvents(t *testing.T) {
+	for _, tc := range []struct {
+		reader string
+		local  bool
+	}{{"proc-a", true}, {"proc-b", false}, {"", false}} {
+		ce := newChatEnv(t, []llm.Message{toolCall("c1"), {Role: "assistant", Content: "Answer [1]"}}, found)
+		hub := streamhub.New(time.Minute)
+		ce.runner = &ChatRunner{Hub: hub, Process: "proc-a"}
+		ce.env.SetStartWorkflowOptions(client.StartWorkflowOptions{ID: "chat-hub-test"})
+		in := chatInput()
+		in.ThreadID = "auto-local-" + tc.reader
+		in.Reader = tc.reader
+		types := ce.run(t, in)
+		if len(ce.local) != 2 || ce.local[0] != tc.local || ce.local[1] != tc.local {
+			t.Fatalf("reader %q: local activity per model call %v, want %v", tc.reader, ce.local, tc.local)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		got := hub.Wait(ctx, "chat-hub-test", 0)
+		cancel()
+		want := []string{"response.created", "response.tool_call.completed", "response.knowledge_sources", "response.completed"}
+		if strings.Join(types, ",") != strings.Join(want, ",") || len(got) != len(want) {
+			t.Fatalf("log %v, hub %d events", types, len(got))
+		}
+		for i, e := range got {
+			if e.Seq != i+1 || e.Origin != "" || !strings.Contains(string(e.Data), want[i]) {
+				t.Fatalf("hub event %d: %+v", i, e)
+			}
+		}
+	}
+}
+
+// A model call that reached the stream deadline carries what it streamed in
+// its error: the log keeps it, then the timeout notice; a call stopped because
+// the reader left ends the run without a notice.
+func TestChatModelDeadlineAndClientGone(t *testing.T) {
+	for _, tc := range []struct {
+		typ    string
+		notice string
+	}{{activities.ErrStreamTimeout, TimeoutNotice}, {activities.ErrClientGone, ""}} {
+		var s testsuite.WorkflowTestSuite
+		env := s.NewTestWorkflowEnvironment()
+		var a *activities.Chat
+		env.RegisterActivity(a)
+		delta, _ := json.Marshal(map[string]any{"type": "response.output_text.delta", "delta": "Partial"})
+		env.OnActivity(a.ModelTurn, mock.Anything, mock.Anything).Return(activities.ModelTurnResult{},
+			temporal.NewNonRetryableApplicationError("stopped", tc.typ, errors.New("stopped"),
+				activities.EventBatch{Attempt: 1, Events: []json.RawMessage{delta}, Origins: []string{"1/1/0"}}))
+		var persisted activities.PersistInput
+		env.OnActivity(a.Persist, mock.Anything, mock.Anything).Return(func(ctx context.Context, in activities.PersistInput) error {
+			persisted = in
+			return nil
+		})
+		env.OnActivity(a.Summarize, mock.Anything, mock.Anything).Return(false, nil)
+		env.ExecuteWorkflow(ChatRun, chatInput())
+		if err := env.GetWorkflowError(); err != nil {
+			t.Fatal(err)
+		}
+		v, _ := env.QueryWorkflow(QueryEvents, 0)
+		var p EventsPage
+		_ = v.Get(&p)
+		var text strings.Builder
+		for _, e := range p.Events {
+			var x struct {
+				Type  string `json:"type"`
+				Delta string `json:"delta"`
+			}
+			_ = json.Unmarshal(e.Data, &x)
+			text.WriteString(x.Delta)
+			if strings.Contains(x.Delta, "System Error") {
+				t.Fatalf("%s: error notice in %q", tc.typ, x.Delta)
+			}
+		}
+		if want := "Partial" + tc.notice; text.String() != want || persisted.Final != want {
+			t.Fatalf("%s: streamed %q, stored %q, want %q", tc.typ, text.String(), persisted.Final, want)
+		}
+		if p.Events[1].Origin != "1/1/0" || !strings.Contains(string(p.Events[len(p.Events)-1].Data), "response.completed") {
+			t.Fatalf("%s: events %+v", tc.typ, p.Events)
+		}
 	}
 }

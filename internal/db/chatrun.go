@@ -24,6 +24,7 @@ type BeginTurn struct {
 	Source   string
 	UserText string
 	History  []HistoryMessage // earlier messages to seed a new thread with (chat-completions callers)
+	New      bool             // the thread id was just generated: no session to look up
 }
 
 // HistoryMessage is a prior message supplied by a caller.
@@ -46,23 +47,26 @@ func (d *DB) StartTurn(ctx context.Context, in BeginTurn) (*TurnStart, error) {
 	err := d.Tx(ctx, func(ctx context.Context, tx bun.Tx) error {
 		now := time.Now().UTC()
 		s := new(models.ChatSession)
-		err := tx.NewSelect().Model(s).Where("thread_id = ?", in.ThreadID).Scan(ctx)
-		switch {
-		case Classify(err) == ErrNotFound:
+		exists := false
+		if !in.New {
+			err := tx.NewSelect().Model(s).Where("thread_id = ?", in.ThreadID).Scan(ctx)
+			switch {
+			case Classify(err) == ErrNotFound:
+			case err != nil:
+				return err
+			default:
+				if s.MemberID != in.MemberID || (s.SiteID != nil && *s.SiteID != in.SiteID) {
+					return ErrNotOwner
+				}
+				exists = true
+			}
+		}
+		if !exists {
 			siteID := in.SiteID
 			s = &models.ChatSession{ThreadID: in.ThreadID, TenantID: in.TenantID, SiteID: &siteID, MemberID: in.MemberID,
-				Title: truncRunes(in.UserText, 50), Source: in.Source, CreatedAt: now, UpdatedAt: now}
+				Title: truncRunes(in.UserText, 50), Source: in.Source, CreatedAt: now}
 			if s.Title == "" {
 				s.Title = "New conversation"
-			}
-			if _, err := tx.NewInsert().Model(s).Exec(ctx); err != nil {
-				return err
-			}
-		case err != nil:
-			return err
-		default:
-			if s.MemberID != in.MemberID || (s.SiteID != nil && *s.SiteID != in.SiteID) {
-				return ErrNotOwner
 			}
 		}
 		s.TurnCount++
@@ -76,13 +80,17 @@ func (d *DB) StartTurn(ctx context.Context, in BeginTurn) (*TurnStart, error) {
 		rows = append(rows, models.ChatMessage{ThreadID: s.ThreadID, Turn: s.TurnCount, Position: pos + len(in.History),
 			ChatMessageID: fmt.Sprintf("%s-t%d-u", s.ThreadID, s.TurnCount), Role: "user", Content: in.UserText,
 			ToolCalls: "[]", Extra: "{}", CreatedAt: now})
-		if err := insertEach(ctx, tx, rows, ""); err != nil {
-			return err
-		}
 		s.MessageCount += len(rows)
 		s.LastMessage, s.LastMessageRole, s.UpdatedAt = truncRunes(in.UserText, 200), "user", now
-		if _, err := tx.NewUpdate().Model(s).Column("turn_count", "message_count", "last_message", "last_message_role", "updated_at").
-			WherePK().Exec(ctx); err != nil {
+		if exists {
+			if _, err := tx.NewUpdate().Model(s).Column("turn_count", "message_count", "last_message", "last_message_role", "updated_at").
+				WherePK().Exec(ctx); err != nil {
+				return err
+			}
+		} else if _, err := tx.NewInsert().Model(s).Exec(ctx); err != nil {
+			return err
+		}
+		if err := insertEach(ctx, tx, rows, ""); err != nil {
 			return err
 		}
 		out = TurnStart{Session: s, Turn: s.TurnCount, SourceOffset: s.SourceOffset}

@@ -9,6 +9,8 @@ package streamhub
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"sync"
 	"time"
 )
@@ -29,13 +31,25 @@ type Hub struct {
 }
 
 type run struct {
-	events  []Event
-	changed chan struct{} // closed and replaced on every publish
-	last    time.Time
+	events    []Event
+	changed   chan struct{} // closed and replaced on every publish
+	cancel    chan struct{} // closed by Cancel
+	cancelled bool
+	last      time.Time
 }
 
 // Default is the process-wide hub shared by the worker and the API.
 var Default = New(2 * time.Minute)
+
+// ProcessID names this process: the API puts it in the chat runs it starts,
+// and a worker that finds its own there knows the reader shares its hub.
+var ProcessID = newProcessID()
+
+func newProcessID() string {
+	b := make([]byte, 8)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
 
 // New returns a hub that forgets a run ttl after its last event.
 func New(ttl time.Duration) *Hub { return &Hub{runs: map[string]*run{}, ttl: ttl} }
@@ -43,7 +57,7 @@ func New(ttl time.Duration) *Hub { return &Hub{runs: map[string]*run{}, ttl: ttl
 func (h *Hub) get(key string) *run {
 	r := h.runs[key]
 	if r == nil {
-		r = &run{changed: make(chan struct{})}
+		r = &run{changed: make(chan struct{}), cancel: make(chan struct{})}
 		h.runs[key] = r
 	}
 	return r
@@ -90,6 +104,55 @@ func (h *Hub) Wait(ctx context.Context, key string, from int) []Event {
 		case <-ctx.Done():
 			return nil
 		case <-ch:
+		}
+	}
+}
+
+// Cancel tells the run's model call in this process that its reader went
+// away; it stops at once instead of waiting for the engine's cancellation.
+func (h *Hub) Cancel(key string) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	r := h.get(key)
+	r.last = time.Now()
+	if !r.cancelled {
+		r.cancelled = true
+		close(r.cancel)
+	}
+}
+
+// Cancelled is closed when Cancel is called for the run.
+func (h *Hub) Cancelled(key string) <-chan struct{} {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	r := h.get(key)
+	if r.last.IsZero() {
+		r.last = time.Now()
+	}
+	return r.cancel
+}
+
+// WaitQuiet returns once no event has been published for the run during d
+// (or ctx ends). A reader that also has a slower source uses it to leave
+// that source alone while the hub delivers.
+func (h *Hub) WaitQuiet(ctx context.Context, key string, d time.Duration) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	for {
+		h.mu.Lock()
+		r := h.get(key)
+		if r.last.IsZero() {
+			r.last = time.Now()
+		}
+		ch := r.changed
+		h.mu.Unlock()
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			return
+		case <-ch:
+			t.Reset(d)
 		}
 	}
 }

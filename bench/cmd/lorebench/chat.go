@@ -331,9 +331,16 @@ func (b *bench) benchChat(ctx context.Context) error {
 		} else {
 			p50 := func(l load.Latencies) string { return ms(l.Percentile(50)) + " / " + ms(l.Percentile(99)) }
 			per := func(n int) float64 { return float64(n) / float64(max(ph.runs, 1)) }
-			line := fmt.Sprintf("%d concurrent, %d runs, p50 / p99 of each step from the workflow histories: API request → workflow started %s; first workflow task %s; tool-call model activity dispatch %s, run %s; its completion → answer activity scheduled %s; answer activity dispatch %s; per run: %.1f history events, %.1f workflow tasks, %.1f signals, %.1f updates, %.1f timers",
-				l.conc, ph.runs, p50(ph.start), p50(ph.wft1), p50(ph.dispatch1), p50(ph.model1), p50(ph.between), p50(ph.dispatch2),
+			counts := fmt.Sprintf("per run: %.1f history events, %.1f workflow tasks, %.1f signals, %.1f updates, %.1f timers",
 				per(ph.events), per(ph.wfts), per(ph.signals), per(ph.updates), per(ph.timers))
+			line := fmt.Sprintf("%d concurrent, %d runs, p50 / p99 from the workflow histories: API request → workflow started %s; ",
+				l.conc, ph.runs, p50(ph.start))
+			if len(ph.dispatch1) == 0 {
+				line += fmt.Sprintf("model calls and search as local activities in the first workflow task (the whole turn) %s; %s", p50(ph.wft1), counts)
+			} else {
+				line += fmt.Sprintf("first workflow task %s; tool-call model activity dispatch %s, run %s; its completion → answer activity scheduled %s; answer activity dispatch %s; %s",
+					p50(ph.wft1), p50(ph.dispatch1), p50(ph.model1), p50(ph.between), p50(ph.dispatch2), counts)
+			}
 			logf("C: %s", line)
 			phaseNotes = append(phaseNotes, line)
 		}

@@ -111,12 +111,15 @@ func (b *bench) readChatPhases(ctx context.Context, t0 time.Time) (*chatPhases, 
 				actDone[ev.GetActivityTaskCompletedEventAttributes().ScheduledEventId] = at(ev)
 			}
 		}
-		if len(schedIDs) < 2 || apiStart == 0 {
+		if apiStart == 0 {
 			continue
 		}
 		ph.runs++
 		ph.start = append(ph.start, started.Sub(time.UnixMilli(apiStart)))
 		ph.wft1 = append(ph.wft1, wftDone.Sub(wftSched))
+		if len(schedIDs) < 2 {
+			continue // model calls ran as local activities, inside the workflow task
+		}
 		ph.dispatch1 = append(ph.dispatch1, actStart[schedIDs[0]].Sub(actSched[0]))
 		ph.model1 = append(ph.model1, actDone[schedIDs[0]].Sub(actStart[schedIDs[0]]))
 		ph.between = append(ph.between, actSched[1].Sub(actDone[schedIDs[0]]))
