@@ -197,6 +197,7 @@ func TestChatSessionGet(t *testing.T) {
 			Where("id = ?", off).Exec(context.Background()); err != nil {
 			t.Fatal(err)
 		}
+		h.s.invalidateSiteCache(context.Background())
 
 		var s ChatSessionResponse
 		h.must(200, "GET", chatPath+"/sessions/t1", nil, "").into(t, &s)

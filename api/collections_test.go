@@ -42,6 +42,8 @@ func kbSetSite(h *harness, siteID int64, set string, arg any) {
 		Exec(context.Background()); err != nil {
 		h.t.Fatal(err)
 	}
+	// As an admin write through this server would: its copies of the row go.
+	h.s.invalidateSiteCache(context.Background())
 }
 
 // kbCollection creates a collection through the API.

@@ -37,6 +37,8 @@ type Server struct {
 	routes []Route
 	docs   *docState      // view recorder and client document detail cache
 	hub    *streamhub.Hub // chat events from a worker in this process (nil: log only)
+	// siteRows backs the client site check (see siteRowTTL).
+	siteRows siteRowCache
 
 	specOnce sync.Once
 	specs    map[Surface][]byte

@@ -269,7 +269,7 @@ func (s *Server) requireSiteAccess(c *fiber.Ctx, site *models.Site) error {
 // be active and not being deleted (404 otherwise), and when it requires an
 // access password the request must carry a valid X-Site-Access-Token.
 func (s *Server) clientSite(c *fiber.Ctx, siteID int64) (*models.Site, error) {
-	site, err := s.d.DB.GetSite(c.UserContext(), siteID)
+	site, err := s.siteRows.get(c.UserContext(), siteID, s.d.DB.GetSite)
 	if errors.Is(err, db.ErrNotFound) || (err == nil && (site.Status != models.SiteActive || site.Deleting)) {
 		return nil, NotFound("site")
 	}
@@ -402,4 +402,62 @@ func loadScoped[T any](c *fiber.Ctx, need Perm, what string, get func(context.Co
 		return nil, err
 	}
 	return v, nil
+}
+
+// siteRowTTL bounds how old a site row the client visibility and access
+// check may use. Every client read of a document, tree or chat checks its
+// site (status, deletion, password); at thousands of reads a second the row
+// is read from memory. A change through this process (admin update, delete,
+// password) drops the copy at once (invalidateSiteCache); a change made
+// through another API process shows within this long.
+const siteRowTTL = time.Second
+
+// siteRowCache holds recently read site rows (or their absence).
+type siteRowCache struct {
+	mu   sync.Mutex
+	rows map[int64]siteRow
+}
+
+type siteRow struct {
+	site *models.Site // nil: not found
+	at   time.Time
+}
+
+// get returns a copy of the site row, read at most siteRowTTL ago.
+func (sc *siteRowCache) get(ctx context.Context, id int64, load func(context.Context, int64) (*models.Site, error)) (*models.Site, error) {
+	sc.mu.Lock()
+	r, ok := sc.rows[id]
+	sc.mu.Unlock()
+	if !ok || time.Since(r.at) >= siteRowTTL {
+		epoch := siteWriteEpoch.Load()
+		at := time.Now()
+		site, err := load(ctx, id)
+		if err != nil && !errors.Is(err, db.ErrNotFound) {
+			return nil, err
+		}
+		r = siteRow{site: site, at: at}
+		if err != nil {
+			r.site = nil
+		}
+		if siteWriteEpoch.Load() == epoch { // no write raced this read
+			sc.mu.Lock()
+			if sc.rows == nil || len(sc.rows) >= 10000 {
+				sc.rows = map[int64]siteRow{}
+			}
+			sc.rows[id] = r
+			sc.mu.Unlock()
+		}
+	}
+	if r.site == nil {
+		return nil, db.ErrNotFound
+	}
+	cp := *r.site
+	return &cp, nil
+}
+
+// clear drops every copy (after a site write).
+func (sc *siteRowCache) clear() {
+	sc.mu.Lock()
+	sc.rows = nil
+	sc.mu.Unlock()
 }

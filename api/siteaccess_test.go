@@ -26,6 +26,8 @@ func saSetSite(h *harness, id int64, set string, arg any) {
 		Exec(context.Background()); err != nil {
 		h.t.Fatal(err)
 	}
+	// As an admin write through this server would: its copies of the row go.
+	h.s.invalidateSiteCache(context.Background())
 }
 
 // saToken exchanges a site password for an access token.

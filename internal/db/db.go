@@ -12,8 +12,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
-	_ "github.com/jackc/pgx/v5/stdlib" // registers the "pgx" database/sql driver
+	"github.com/jackc/pgx/v5/stdlib"
 	"github.com/uptrace/bun"
 	"github.com/uptrace/bun/dialect"
 	"github.com/uptrace/bun/dialect/pgdialect"
@@ -31,10 +32,16 @@ type DB struct {
 func Open(ctx context.Context, dsn string) (*DB, error) {
 	var b *bun.DB
 	if IsPostgres(dsn) {
-		sqldb, err := sql.Open("pgx", dsn)
+		cc, err := pgx.ParseConfig(dsn)
 		if err != nil {
 			return nil, err
 		}
+		// bun writes the arguments into the SQL text, so nearly every
+		// statement is new to the server: preparing each one (pgx's default)
+		// costs an extra round trip and a plan cache that only churns. The
+		// simple protocol sends the text once.
+		cc.DefaultQueryExecMode = pgx.QueryExecModeSimpleProtocol
+		sqldb := stdlib.OpenDB(*cc)
 		sqldb.SetMaxOpenConns(32)
 		sqldb.SetMaxIdleConns(32)
 		sqldb.SetConnMaxIdleTime(5 * time.Minute)

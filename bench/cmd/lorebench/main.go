@@ -155,17 +155,18 @@ func logf(format string, args ...any) {
 
 // bench holds the running system.
 type bench struct {
-	o        *options
-	work     string
-	db       *env.ScratchDB
-	pool     *pgxpool.Pool
-	temporal *env.Proc
-	lore     *env.Proc
-	model    *scripted.Server
-	base     string // lore base URL
-	taddr    string // Temporal frontend address
-	api      *loreClient
-	rep      *report
+	o         *options
+	work      string
+	db        *env.ScratchDB
+	pool      *pgxpool.Pool
+	temporal  *env.Proc
+	lore      *env.Proc
+	model     *scripted.Server
+	base      string        // lore base URL
+	taddr     string        // Temporal frontend address
+	vecPosted time.Duration // part B: time until the batchVectorize requests were answered
+	api       *loreClient
+	rep       *report
 
 	corpus    []corpus.Doc // documents of parts B and C
 	corpusSrc corpus.Source

@@ -123,6 +123,7 @@ type jobView struct {
 // batchMax) and waits until every job has completed.
 func (b *bench) vectorizeViaAPI(ctx context.Context, ids []int64, timeout time.Duration, progress bool) ([]jobView, error) {
 	var jobs []string
+	t0 := time.Now()
 	for i := 0; i < len(ids); i += b.o.batchMax {
 		part := ids[i:min(i+b.o.batchMax, len(ids))]
 		var br struct {
@@ -138,6 +139,7 @@ func (b *bench) vectorizeViaAPI(ctx context.Context, ids []int64, timeout time.D
 		}
 		jobs = append(jobs, br.JobID)
 	}
+	b.vecPosted = time.Since(t0)
 	deadline := time.Now().Add(timeout)
 	views := make([]jobView, len(jobs))
 	lastLog := time.Now()
@@ -163,6 +165,11 @@ func (b *bench) vectorizeViaAPI(ctx context.Context, ids []int64, timeout time.D
 		case "completed":
 			views[i] = v
 			i++
+			if v.StartedAt != nil && v.ClosedAt != nil {
+				logf("B: job %s: request → workflow started %s, workflow %s, closed → seen %s (POST answered after %s)",
+					jobs[i-1], v.StartedAt.Sub(t0).Round(time.Millisecond), v.ClosedAt.Sub(*v.StartedAt).Round(time.Millisecond),
+					time.Since(*v.ClosedAt).Round(time.Millisecond), b.vecPosted.Round(time.Millisecond))
+			}
 		default:
 			return nil, fmt.Errorf("job %s ended %s: %s", jobs[i], v.Status, v.Error)
 		}
