@@ -539,3 +539,30 @@ func TestReadingTime(t *testing.T) {
 		}
 	}
 }
+
+// The client site check reads a copy of the site row at most siteRowTTL old:
+// a write through this server drops the copy at once, a write made elsewhere
+// (here: straight to the database) shows within the TTL.
+func TestClientSiteCheckCopyIsShortLived(t *testing.T) {
+	eachDialect(t, func(t *testing.T, h *harness) {
+		site := kbSite(h, "Short-lived copy")
+		doc := kbDocument(h, map[string]any{"site_id": site.ID, "title": "T", "content": "c", "status": "published"})
+		path := clientPath + "/documents/" + itoa(doc.ID)
+		h.must(200, "GET", path, nil, "")
+		if _, err := h.d.DB.NewUpdate().Model((*models.Site)(nil)).Set("status = ?", models.SiteInactive).
+			Where("id = ?", site.ID).Exec(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		deadline := time.Now().Add(siteRowTTL + 2*time.Second)
+		for h.do("GET", path, nil, "").Status != 404 {
+			if time.Now().After(deadline) {
+				t.Fatalf("a site deactivated elsewhere still serves documents after %s", siteRowTTL+2*time.Second)
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+		h.must(200, "PUT", adminPath+"/sites/"+itoa(site.ID), map[string]any{"status": "active"}, h.admin)
+		h.must(200, "GET", path, nil, "") // through this server: at once
+		h.must(200, "PUT", adminPath+"/sites/"+itoa(site.ID), map[string]any{"status": "inactive"}, h.admin)
+		h.must(404, "GET", path, nil, "")
+	})
+}
