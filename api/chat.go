@@ -570,7 +570,19 @@ const hubQuiet = 300 * time.Millisecond
 func (s *Server) cancelRun(wfID string) {
 	if s.hub != nil {
 		s.hub.Cancel(wfID)
+		if s.hub.Local(wfID) {
+			// The run works in this process and ends by itself once its
+			// model call stopped. A cancel request now would only land in
+			// its open workflow task and make the server fail and replay
+			// it; send one later in case the run moved elsewhere.
+			time.AfterFunc(5*time.Second, func() { s.cancelWorkflow(wfID) })
+			return
+		}
 	}
+	s.cancelWorkflow(wfID)
+}
+
+func (s *Server) cancelWorkflow(wfID string) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	var nf *serviceerror.NotFound

@@ -18,6 +18,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/lorekb/lore/internal/testenv"
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/client"
 	tlog "go.temporal.io/sdk/log"

@@ -31,6 +31,7 @@ type Hub struct {
 }
 
 type run struct {
+	local     bool // the run itself published here: its workflow task runs in this process
 	events    []Event
 	changed   chan struct{} // closed and replaced on every publish
 	cancel    chan struct{} // closed by Cancel
@@ -71,6 +72,9 @@ func (h *Hub) Publish(key string, ev Event) {
 	r := h.get(key)
 	r.events = append(r.events, ev)
 	r.last = now
+	if ev.Origin == "" {
+		r.local = true
+	}
 	close(r.changed)
 	r.changed = make(chan struct{})
 	if now.Sub(h.clean) > h.ttl {
@@ -155,4 +159,13 @@ func (h *Hub) WaitQuiet(ctx context.Context, key string, d time.Duration) {
 			t.Reset(d)
 		}
 	}
+}
+
+// Local reports whether the run's workflow published here (its own events
+// carry no origin): the run then works in this process.
+func (h *Hub) Local(key string) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	r := h.runs[key]
+	return r != nil && r.local
 }

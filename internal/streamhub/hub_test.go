@@ -82,3 +82,15 @@ func TestWaitQuietWaitsForASilentPeriod(t *testing.T) {
 		t.Fatal("WaitQuiet ignored its context")
 	}
 }
+
+func TestLocalOnlyAfterTheRunItselfPublished(t *testing.T) {
+	h := New(time.Minute)
+	h.Publish("run", Event{Origin: "act/1/0", Seq: 2})
+	if h.Local("run") || h.Local("never") {
+		t.Fatal("an activity's event (or nothing) made the run local")
+	}
+	h.Publish("run", Event{Seq: 3}) // the workflow's own event
+	if !h.Local("run") {
+		t.Fatal("the run's own event did not make it local")
+	}
+}
