@@ -129,6 +129,23 @@ func TestViewRecorderFlushAndRetry(t *testing.T) {
 		if err := r.Flush(ctx); err != nil {
 			t.Fatal(err)
 		}
+		// Header bytes that are not text (NUL, invalid UTF-8) and text the
+		// array literal must escape are stored, and do not block the flush.
+		odd := `say "hi", {x} \ back` + "\x00\xff"
+		r.Record(site.ID, b.ID, "10.0.0.3", odd, "https://r.example/?a={1,2}")
+		if err := r.Flush(ctx); err != nil {
+			t.Fatal(err)
+		}
+		var odds []models.ViewEvent
+		if err := d.NewSelect().Model(&odds).Where("ip = '10.0.0.3'").Scan(ctx); err != nil || len(odds) != 1 {
+			t.Fatalf("odd event: %v %+v", err, odds)
+		}
+		if want := `say "hi", {x} \ back` + "\uFFFD"; odds[0].UserAgent != want || odds[0].Referer != "https://r.example/?a={1,2}" {
+			t.Fatalf("stored %q / %q", odds[0].UserAgent, odds[0].Referer)
+		}
+		if v := docViews(t, d, b.ID); v != 2 {
+			t.Fatalf("views of b = %d, want 2", v)
+		}
 	})
 }
 
