@@ -706,7 +706,12 @@ type PersistInput struct {
 // Persist writes the assistant turn in the flat OpenAI-style format:
 // intermediate assistant rows with tool_calls, tool rows with tool_call_id,
 // then the final content row. Idempotent (see db.PersistTurn).
-func (a *Chat) Persist(ctx context.Context, in PersistInput) error {
+// PersistResult tells the run whether summarizing can be skipped.
+type PersistResult struct {
+	Messages int // the thread's messages after the write (-1: unknown)
+}
+
+func (a *Chat) Persist(ctx context.Context, in PersistInput) (PersistResult, error) {
 	var refs []string
 	for _, m := range in.Messages {
 		if m.ToolRef {
@@ -715,7 +720,7 @@ func (a *Chat) Persist(ctx context.Context, in PersistInput) error {
 	}
 	stored, err := a.D.DB.ToolResultContents(ctx, refs)
 	if err != nil {
-		return err
+		return PersistResult{Messages: -1}, err
 	}
 	rows := make([]db.TurnRow, 0, len(in.Messages)+1)
 	for _, m := range in.Messages {
@@ -746,7 +751,8 @@ func (a *Chat) Persist(ctx context.Context, in PersistInput) error {
 	sb, _ := json.Marshal(srcs)
 	eb, _ := json.Marshal(in.Extra)
 	rows = append(rows, db.TurnRow{Role: llm.RoleAssistant, Content: in.Final, Sources: string(sb), Extra: string(eb), ElapsedMS: in.TotalMs})
-	return a.D.DB.PersistTurn(ctx, in.ThreadID, in.Turn, rows, in.SourceOffset)
+	n, err := a.D.DB.PersistTurn(ctx, in.ThreadID, in.Turn, rows, in.SourceOffset)
+	return PersistResult{Messages: n}, err
 }
 
 // SummarizeInput asks for conversation memory maintenance.

@@ -123,6 +123,7 @@ type chatRun struct {
 	local    bool  // model calls run as local activities
 	deadline int64 // Unix ms when the stream times out
 	timedOut bool  // a model call reached the deadline
+	stored   int   // the thread's messages after the turn was stored (-1: unknown)
 	in       ChatRunInput
 	sig      workflow.ReceiveChannel
 	events   []ChatEvent
@@ -236,7 +237,9 @@ func (c ChatRunner) Run(ctx workflow.Context, in ChatRunInput) (ChatRunResult, e
 	if in.Reply != nil && waitErr == nil {
 		_ = workflow.ExecuteActivity(workflow.WithActivityOptions(dctx, shortOptions), "DeliverReply", *in.Reply, r.final).Get(dctx, nil)
 	}
-	if in.SummaryTrigger > 0 {
+	// Summarization (rule 2) looks at the messages after the last summary,
+	// never more than the thread holds: a short thread skips the step.
+	if in.SummaryTrigger > 0 && (r.stored < 0 || r.stored > in.SummaryTrigger) {
 		var a *activities.Chat
 		_ = workflow.ExecuteLocalActivity(workflow.WithLocalActivityOptions(dctx, localOptions), a.Summarize, activities.SummarizeInput{
 			ThreadID: in.ThreadID, TenantID: in.TenantID, Trigger: in.SummaryTrigger, KeepLast: in.SummaryKeep}).Get(dctx, nil)
@@ -419,7 +422,11 @@ func (r *chatRun) persist(ctx workflow.Context) {
 	in := activities.PersistInput{ThreadID: r.in.ThreadID, Turn: r.in.Turn, Messages: r.turn, Final: r.final,
 		Sources: r.sources, Extra: extra, ToolElapsed: r.elapsed, TotalMs: workflow.Now(ctx).UnixMilli() - r.in.StartedAtMs,
 		SourceOffset: r.offset}
-	_ = workflow.ExecuteLocalActivity(workflow.WithLocalActivityOptions(ctx, localOptions), a.Persist, in).Get(ctx, nil)
+	var res activities.PersistResult
+	if err := workflow.ExecuteLocalActivity(workflow.WithLocalActivityOptions(ctx, localOptions), a.Persist, in).Get(ctx, &res); err != nil {
+		res.Messages = -1
+	}
+	r.stored = res.Messages
 }
 
 func (r *chatRun) emit(payload map[string]any) {

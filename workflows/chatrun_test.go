@@ -39,11 +39,12 @@ type chatEnv struct {
 	searches []activities.SearchInput
 	persist  *activities.PersistInput
 	summary  int
+	stored   int // the thread's message count Persist reports
 }
 
 func newChatEnv(t *testing.T, script []llm.Message, search func(in activities.SearchInput) activities.SearchResult) *chatEnv {
 	var s testsuite.WorkflowTestSuite
-	ce := &chatEnv{env: s.NewTestWorkflowEnvironment()}
+	ce := &chatEnv{env: s.NewTestWorkflowEnvironment(), stored: 100}
 	var a *activities.Chat
 	ce.env.RegisterActivity(a)
 	ce.env.OnActivity(a.ModelTurn, mock.Anything, mock.Anything).Return(
@@ -59,7 +60,10 @@ func newChatEnv(t *testing.T, script []llm.Message, search func(in activities.Se
 			return search(in), nil
 		})
 	ce.env.OnActivity(a.Persist, mock.Anything, mock.Anything).Return(
-		func(ctx context.Context, in activities.PersistInput) error { ce.persist = &in; return nil })
+		func(ctx context.Context, in activities.PersistInput) (activities.PersistResult, error) {
+			ce.persist = &in
+			return activities.PersistResult{Messages: ce.stored}, nil
+		})
 	ce.env.OnActivity(a.Summarize, mock.Anything, mock.Anything).Return(
 		func(ctx context.Context, in activities.SummarizeInput) (bool, error) { ce.summary++; return true, nil })
 	return ce
@@ -205,9 +209,9 @@ func TestChatModelErrorEndsWithNoticeAndCompleted(t *testing.T) {
 	env.OnActivity(a.ModelTurn, mock.Anything, mock.Anything).Return(activities.ModelTurnResult{},
 		temporal.NewNonRetryableApplicationError("connection refused", "X", errors.New("down")))
 	var persisted activities.PersistInput
-	env.OnActivity(a.Persist, mock.Anything, mock.Anything).Return(func(ctx context.Context, in activities.PersistInput) error {
+	env.OnActivity(a.Persist, mock.Anything, mock.Anything).Return(func(ctx context.Context, in activities.PersistInput) (activities.PersistResult, error) {
 		persisted = in
-		return nil
+		return activities.PersistResult{Messages: 2}, nil
 	})
 	env.OnActivity(a.Summarize, mock.Anything, mock.Anything).Return(false, nil)
 	env.ExecuteWorkflow(ChatRun, chatInput())
@@ -278,9 +282,9 @@ func TestChatModelDeadlineAndClientGone(t *testing.T) {
 			temporal.NewNonRetryableApplicationError("stopped", tc.typ, errors.New("stopped"),
 				activities.EventBatch{Attempt: 1, Events: []json.RawMessage{delta}, Origins: []string{"1/1/0"}}))
 		var persisted activities.PersistInput
-		env.OnActivity(a.Persist, mock.Anything, mock.Anything).Return(func(ctx context.Context, in activities.PersistInput) error {
+		env.OnActivity(a.Persist, mock.Anything, mock.Anything).Return(func(ctx context.Context, in activities.PersistInput) (activities.PersistResult, error) {
 			persisted = in
-			return nil
+			return activities.PersistResult{Messages: 2}, nil
 		})
 		env.OnActivity(a.Summarize, mock.Anything, mock.Anything).Return(false, nil)
 		env.ExecuteWorkflow(ChatRun, chatInput())
@@ -307,6 +311,22 @@ func TestChatModelDeadlineAndClientGone(t *testing.T) {
 		}
 		if p.Events[1].Origin != "1/1/0" || !strings.Contains(string(p.Events[len(p.Events)-1].Data), "response.completed") {
 			t.Fatalf("%s: events %+v", tc.typ, p.Events)
+		}
+	}
+}
+
+// Rule 2 runs only when the stored thread can hold more messages than the
+// trigger: a short thread skips the summarization step; an unknown count
+// (nothing written by this attempt) does not.
+func TestChatSummarizesOnlyLongThreads(t *testing.T) {
+	for _, tc := range []struct {
+		stored, calls int
+	}{{3, 0}, {10, 0}, {11, 1}, {-1, 1}} {
+		ce := newChatEnv(t, []llm.Message{{Role: "assistant", Content: "Hello"}}, found)
+		ce.stored = tc.stored
+		ce.run(t, chatInput()) // trigger 10
+		if ce.summary != tc.calls {
+			t.Fatalf("stored %d: summarize ran %d times, want %d", tc.stored, ce.summary, tc.calls)
 		}
 	}
 }

@@ -174,8 +174,12 @@ type TurnRow struct {
 // PersistTurn writes the assistant side of a turn. Rows get deterministic
 // chat_message_ids and are inserted with ON CONFLICT DO NOTHING, and the
 // session counters are recomputed, so a retried activity writes nothing twice.
-func (d *DB) PersistTurn(ctx context.Context, threadID string, turn int, rows []TurnRow, sourceOffset int) error {
-	return d.Tx(ctx, func(ctx context.Context, tx bun.Tx) error {
+//
+// It returns the thread's message count after the write, or -1 when it wrote
+// nothing (session gone, turn stored by an earlier attempt).
+func (d *DB) PersistTurn(ctx context.Context, threadID string, turn int, rows []TurnRow, sourceOffset int) (int, error) {
+	count := -1
+	err := d.Tx(ctx, func(ctx context.Context, tx bun.Tx) error {
 		pos := TurnPosition(turn, true)
 		var sessions int
 		if err := tx.NewSelect().Model((*models.ChatSession)(nil)).ColumnExpr("COUNT(*)").
@@ -217,7 +221,6 @@ func (d *DB) PersistTurn(ctx context.Context, threadID string, turn int, rows []
 		if err := insertEach(ctx, tx, msgs, "CONFLICT (chat_message_id) DO NOTHING"); err != nil {
 			return err
 		}
-		var count int
 		if err := tx.NewSelect().Model((*models.ChatMessage)(nil)).ColumnExpr("COUNT(*)").
 			Where("thread_id = ?", threadID).Scan(ctx, &count); err != nil {
 			return err
@@ -230,6 +233,10 @@ func (d *DB) PersistTurn(ctx context.Context, threadID string, turn int, rows []
 		_, err := q.Exec(ctx)
 		return err
 	})
+	if err != nil {
+		return -1, err
+	}
+	return count, nil
 }
 
 // SaveSummary stores the conversation memory covering messages before upTo.
