@@ -102,12 +102,14 @@ type chatTurn struct {
 	Reply        *workflows.ReplyTarget
 }
 
-// startedTurn identifies a running turn.
+// startedTurn identifies a turn: stored, and running once launched.
 type startedTurn struct {
 	ThreadID   string
 	WorkflowID string
 	Model      string
 	CreatedAt  time.Time
+	// launch starts the turn's ChatRun (see prepareChatTurn).
+	launch func(ctx context.Context) error
 }
 
 // newThreadID is "auto-" and 12 hex characters.
@@ -121,6 +123,21 @@ func newThreadID() string {
 // bot API, messenger webhooks): build the model from the tenant's ai-config,
 // create or update the session, write the user message, start the ChatRun.
 func (s *Server) startChatTurn(ctx context.Context, t chatTurn) (*startedTurn, error) {
+	st, err := s.prepareChatTurn(ctx, t)
+	if err != nil {
+		return nil, err
+	}
+	if err := st.launch(ctx); err != nil {
+		return nil, err
+	}
+	return st, nil
+}
+
+// prepareChatTurn does everything before the stream starts (the turn is then
+// stored: response.created can go out) and returns the turn with its launch.
+// A stream calls launch after its first event; a launch that fails stores an
+// error notice as the turn's answer, so the session stays consistent.
+func (s *Server) prepareChatTurn(ctx context.Context, t chatTurn) (*startedTurn, error) {
 	tc, err := s.temporalClient()
 	if err != nil {
 		return nil, err
@@ -161,17 +178,28 @@ func (s *Server) startChatTurn(ctx context.Context, t chatTurn) (*startedTurn, e
 		in.Reader = streamhub.ProcessID // this process reads the turn
 	}
 	wfID := workflows.ChatRunID(t.ThreadID, ts.Session.ID, ts.Turn)
-	_, err = tc.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: wfID, TaskQueue: cfg.TemporalQueue,
-		// With the worker in this process, the first workflow task comes back
-		// in the start response and runs here: no trip through the queue.
-		EnableEagerStart:                         true,
-		WorkflowIDReusePolicy:                    enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
-		WorkflowExecutionErrorWhenAlreadyStarted: true,
-		WorkflowExecutionTimeout:                 cfg.ChatStreamTimeout() + 10*time.Minute}, workflows.ChatRun, in)
-	if err != nil {
-		return nil, Unavailable("could not start the chat run: %v", err)
+	launch := func(ctx context.Context) error {
+		_, err := tc.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: wfID, TaskQueue: cfg.TemporalQueue,
+			// With the worker in this process, the first workflow task comes
+			// back in the start response and runs here: no trip through the queue.
+			EnableEagerStart:                         true,
+			WorkflowIDReusePolicy:                    enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
+			WorkflowExecutionErrorWhenAlreadyStarted: true,
+			WorkflowExecutionTimeout:                 cfg.ChatStreamTimeout() + 10*time.Minute}, workflows.ChatRun, in)
+		if err == nil {
+			return nil
+		}
+		err = Unavailable("could not start the chat run: %v", err)
+		notice := "[System Error: " + err.Error() + "]"
+		pctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+		defer cancel()
+		if _, perr := s.d.DB.PersistTurn(pctx, t.ThreadID, ts.Turn, []db.TurnRow{{Role: "assistant", Content: notice,
+			Sources: "[]", Extra: "{}"}}, ts.SourceOffset); perr != nil {
+			s.log.Warn("store the notice of a chat run that did not start", "thread_id", t.ThreadID, "err", perr)
+		}
+		return err
 	}
-	return &startedTurn{ThreadID: t.ThreadID, WorkflowID: wfID, Model: modelName, CreatedAt: start}, nil
+	return &startedTurn{ThreadID: t.ThreadID, WorkflowID: wfID, Model: modelName, CreatedAt: start, launch: launch}, nil
 }
 
 // awaitPreviousTurn waits (up to 15 s) for the thread's previous run to
@@ -279,14 +307,21 @@ func (s *Server) chatResponses(c *fiber.Ctx) error {
 	if req.PreviousResponseID != "" {
 		hist = nil // an existing thread has its own history
 	}
-	st, err := s.startChatTurn(c.UserContext(), chatTurn{Site: site, ThreadID: req.PreviousResponseID, MemberID: req.User,
-		Source: "web_chat", Text: text, History: hist, Instructions: req.Instructions, Model: req.Model, Temperature: req.Temperature})
+	turn := chatTurn{Site: site, ThreadID: req.PreviousResponseID, MemberID: req.User,
+		Source: "web_chat", Text: text, History: hist, Instructions: req.Instructions, Model: req.Model, Temperature: req.Temperature}
+	if req.Stream {
+		// The turn is stored before the stream starts; the run is launched
+		// once response.created is out.
+		st, err := s.prepareChatTurn(c.UserContext(), turn)
+		if err != nil {
+			return err
+		}
+		s.streamRun(c, st.ThreadID, st.WorkflowID, 0, st.launch)
+		return nil
+	}
+	st, err := s.startChatTurn(c.UserContext(), turn)
 	if err != nil {
 		return err
-	}
-	if req.Stream {
-		s.streamRun(c, st.ThreadID, st.WorkflowID, 0)
-		return nil
 	}
 	return s.respondJSON(c, st)
 }
@@ -370,16 +405,16 @@ func (s *Server) attach(c *fiber.Ctx, threadID, memberID, lastEventID string) er
 	if _, err := s.temporalClient(); err != nil {
 		return err
 	}
-	s.streamRun(c, threadID, workflows.ChatRunID(threadID, sess.ID, sess.TurnCount), after)
+	s.streamRun(c, threadID, workflows.ChatRunID(threadID, sess.ID, sess.TurnCount), after, nil)
 	return nil
 }
 
 // streamRun writes the run's events after `after` as SSE, each with its id,
 // then [DONE]. The first event (response.created) is written at once from
 // what the API already knows.
-func (s *Server) streamRun(c *fiber.Ctx, threadID, wfID string, after int) {
+func (s *Server) streamRun(c *fiber.Ctx, threadID, wfID string, after int, launch func(context.Context) error) {
 	first := after == 0
-	s.pumpSSE(c, wfID, after, func(w *bufio.Writer, ev *workflows.ChatEvent, done bool) {
+	s.pumpSSE(c, wfID, after, launch, func(w *bufio.Writer, ev *workflows.ChatEvent, done bool) {
 		if first {
 			first = false
 			created, _ := json.Marshal(map[string]any{"type": "response.created",
@@ -407,8 +442,8 @@ func (s *Server) streamRun(c *fiber.Ctx, threadID, wfID string, after int) {
 // workflow emits itself). An event delivered by the hub is not written again
 // when the log brings it. A client that goes away cancels the run, so the
 // pending model call stops.
-func (s *Server) pumpSSE(c *fiber.Ctx, wfID string, after int, write func(w *bufio.Writer, ev *workflows.ChatEvent, done bool),
-	fail func(w *bufio.Writer, err error)) {
+func (s *Server) pumpSSE(c *fiber.Ctx, wfID string, after int, launch func(context.Context) error,
+	write func(w *bufio.Writer, ev *workflows.ChatEvent, done bool), fail func(w *bufio.Writer, err error)) {
 	setSSEHeaders(c)
 	c.Status(http.StatusOK)
 	timeout := s.d.Cfg.ChatStreamTimeout() + time.Minute
@@ -416,7 +451,17 @@ func (s *Server) pumpSSE(c *fiber.Ctx, wfID string, after int, write func(w *buf
 		ctx, cancel := context.WithTimeout(context.Background(), timeout)
 		defer cancel()
 		write(w, nil, false)
-		if w.Flush() != nil {
+		flushErr := w.Flush()
+		if launch != nil {
+			// The run starts even if the client already left: the turn is
+			// stored and gets its answer (a reconnect can read it).
+			if err := launch(ctx); err != nil {
+				fail(w, err)
+				_ = w.Flush()
+				return
+			}
+		}
+		if flushErr != nil {
 			s.cancelRun(wfID)
 			return
 		}

@@ -206,16 +206,21 @@ func (s *Server) completions(c *fiber.Ctx, site *models.Site, req ChatCompletion
 	if strings.TrimSpace(text) == "" {
 		return Invalid("messages: the last user message is empty")
 	}
-	st, err := s.startChatTurn(c.UserContext(), chatTurn{Site: site, MemberID: req.User, Source: source, Text: text,
-		History: hist, Instructions: strings.Join(instructions, "\n\n"), Model: req.Model, Temperature: req.Temperature})
+	turn := chatTurn{Site: site, MemberID: req.User, Source: source, Text: text,
+		History: hist, Instructions: strings.Join(instructions, "\n\n"), Model: req.Model, Temperature: req.Temperature}
+	if !req.Stream {
+		st, err := s.startChatTurn(c.UserContext(), turn)
+		if err != nil {
+			return err
+		}
+		return s.completionJSON(c, st, "chatcmpl-"+uuid.NewString(), st.CreatedAt.Unix())
+	}
+	st, err := s.prepareChatTurn(c.UserContext(), turn)
 	if err != nil {
 		return err
 	}
 	id := "chatcmpl-" + uuid.NewString()
 	created := st.CreatedAt.Unix()
-	if !req.Stream {
-		return s.completionJSON(c, st, id, created)
-	}
 	internal := req.IncludeInternalEvents != nil && *req.IncludeInternalEvents
 	includeUsage := req.StreamOptions != nil && req.StreamOptions.IncludeUsage
 	chunk := func(delta map[string]any, finish any) []byte {
@@ -224,7 +229,7 @@ func (s *Server) completions(c *fiber.Ctx, site *models.Site, req ChatCompletion
 		return b
 	}
 	var usage map[string]int
-	s.pumpSSE(c, st.WorkflowID, 0, func(w *bufio.Writer, ev *workflows.ChatEvent, done bool) {
+	s.pumpSSE(c, st.WorkflowID, 0, st.launch, func(w *bufio.Writer, ev *workflows.ChatEvent, done bool) {
 		switch {
 		case ev == nil && !done:
 			fmt.Fprintf(w, "data: %s\n\n", chunk(map[string]any{"role": "assistant", "content": ""}, nil))

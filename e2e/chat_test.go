@@ -15,6 +15,8 @@ import (
 
 	"github.com/lorekb/lore/internal/db/dbtest"
 	"github.com/lorekb/lore/models"
+	"github.com/lorekb/lore/workflows"
+	"go.temporal.io/sdk/client"
 )
 
 // sseEvent is one parsed server-sent event.
@@ -242,5 +244,51 @@ func TestChatStreamsCitedAnswerAndResumes(t *testing.T) {
 				t.Fatalf("unknown field: %d %s", r.Status, r.Raw)
 			}
 		})
+	}
+}
+
+// The stream opens once the turn is stored; a run that then cannot start
+// ends the stream with an error and stores a notice as the turn's answer.
+func TestChatRunThatCannotStartEndsTheStreamAndKeepsTheSession(t *testing.T) {
+	a := newApp(t, "sqlite", nil)
+	site := a.site("No start")
+	body := map[string]any{"input": "hello", "stream": true, "user": "m", "filter": map[string]any{"site_id": site}}
+	status, evs := a.stream("POST", "/v1/chat/responses", body)
+	if status != 200 || evs[len(evs)-1].Type != "[DONE]" {
+		t.Fatalf("first turn: %d %v", status, types(evs))
+	}
+	var thread string
+	var created struct {
+		Response struct {
+			ID string `json:"id"`
+		} `json:"response"`
+	}
+	_ = json.Unmarshal([]byte(evs[0].Data), &created)
+	thread = created.Response.ID
+	sess, err := a.d.DB.ChatSessionByThread(context.Background(), thread)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Occupy the next turn's workflow id with a run nobody executes.
+	ctx := context.Background()
+	if _, err := a.d.Temporal.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: workflows.ChatRunID(thread, sess.ID, 2),
+		TaskQueue: "nobody-polls-" + thread}, "Nothing"); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = a.d.Temporal.TerminateWorkflow(ctx, workflows.ChatRunID(thread, sess.ID, 2), "", "test done")
+	})
+	body["previous_response_id"] = thread
+	status, evs = a.stream("POST", "/v1/chat/responses", body)
+	ts := types(evs)
+	if status != 200 || ts[0] != "response.created" || ts[len(ts)-1] != "[DONE]" || !strings.Contains(evs[len(evs)-2].Data, "could not start the chat run") {
+		t.Fatalf("second turn: %d %v %v", status, ts, evs)
+	}
+	var rows []models.ChatMessage
+	if err := a.d.DB.NewSelect().Model(&rows).Where("thread_id = ? AND turn = 2", thread).Order("position").Scan(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != 2 || rows[0].Role != "user" || rows[1].Role != "assistant" || !strings.Contains(rows[1].Content, "[System Error: could not start the chat run") {
+		t.Fatalf("turn 2 rows: %+v", rows)
 	}
 }
