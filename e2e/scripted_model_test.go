@@ -232,3 +232,27 @@ func TestParallelToolCallsAndPipelineTrace(t *testing.T) {
 		}
 	}
 }
+
+// A model call that runs as a local activity for longer than the workflow
+// task timeout (10 s) keeps its workflow task alive: the answer streams to
+// the end and the model is called exactly once per step.
+func TestLongLocalModelCallOutlastsTheWorkflowTaskTimeout(t *testing.T) {
+	m := newScriptedModel(t)
+	m.delay = 1600 * time.Millisecond // 8 words: about 13 s
+	a := newApp(t, "sqlite", modelEnv(m, nil))
+	site := a.site("Long")
+	a.waitStatus(a.newDoc(site, "Installation", installDoc, "published"), "completed")
+	_, evs := a.stream("POST", "/v1/chat/responses", map[string]any{"input": "install?", "stream": true, "user": "m",
+		"filter": map[string]any{"site_id": site}})
+	ts := types(evs)
+	if got := strings.TrimSpace(answer(evs)); got != "Download the archive and run make run [1]." || ts[len(ts)-1] != "[DONE]" {
+		t.Fatalf("answer %q events %v", got, ts)
+	}
+	if n := m.calls.Load(); n != 2 {
+		t.Fatalf("model calls %d, want 2 (tool call, answer)", n)
+	}
+	eventually(t, 20*time.Second, "the turn stored once", func() bool {
+		n, _ := a.d.DB.NewSelect().Model((*models.ChatMessage)(nil)).Where("role = 'assistant' AND message_seq IS NOT NULL").Count(context.Background())
+		return n == 1
+	})
+}

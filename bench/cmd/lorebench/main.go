@@ -165,6 +165,7 @@ type bench struct {
 	base      string        // lore base URL
 	taddr     string        // Temporal frontend address
 	vecPosted time.Duration // part B: time until the batchVectorize requests were answered
+	vecSteps  []string      // part B: per job, where the end-to-end time went
 	api       *loreClient
 	rep       *report
 

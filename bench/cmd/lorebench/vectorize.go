@@ -166,9 +166,11 @@ func (b *bench) vectorizeViaAPI(ctx context.Context, ids []int64, timeout time.D
 			views[i] = v
 			i++
 			if v.StartedAt != nil && v.ClosedAt != nil {
-				logf("B: job %s: request → workflow started %s, workflow %s, closed → seen %s (POST answered after %s)",
-					jobs[i-1], v.StartedAt.Sub(t0).Round(time.Millisecond), v.ClosedAt.Sub(*v.StartedAt).Round(time.Millisecond),
-					time.Since(*v.ClosedAt).Round(time.Millisecond), b.vecPosted.Round(time.Millisecond))
+				line := fmt.Sprintf("job %s: request → workflow started %s (POST answered after %s), workflow %s, closed → seen by the poll %s",
+					jobs[i-1], v.StartedAt.Sub(t0).Round(time.Millisecond), b.vecPosted.Round(time.Millisecond),
+					v.ClosedAt.Sub(*v.StartedAt).Round(time.Millisecond), time.Since(*v.ClosedAt).Round(time.Millisecond))
+				logf("B: %s", line)
+				b.vecSteps = append(b.vecSteps, line)
 			}
 		default:
 			return nil, fmt.Errorf("job %s ended %s: %s", jobs[i], v.Status, v.Error)
@@ -245,6 +247,9 @@ func (b *bench) benchVectorize(ctx context.Context) error {
 		src.Package, src.Files, src.Kind, float64(src.Bytes)/1e6, b.corpusAll, o.corpusMin, len(docs), float64(bytes)/1e6, bytes/max(len(docs), 1))
 	s.note("lore: documents inserted as published with SQL (no vectorization on insert), then %d documents:batchVectorize request(s); time from the first request until GET /admin/api/v1/jobs/{id} reports completed (polled every 100 ms). Workflow time as Temporal reports it: %s. %d completed, %d failed; chunks = SUM(chunk_count).",
 		(len(ids)+o.batchMax-1)/o.batchMax, wf.Round(time.Millisecond), completed, failed)
+	for _, l := range b.vecSteps {
+		s.note("Steps of %s.", l)
+	}
 	s.note("Plain loop: chunk.Split (size %d, overlap %d) + local embedder (dim %d, batches of %d, title and heading prefixed as lore does) + Upsert into a fresh embedded store in a temp dir, one goroutine, lore idle.",
 		chunkSize, chunkOverlap, embedDim, embedBatch)
 	if chunks != int64(plainChunks) {
