@@ -115,6 +115,7 @@ type chatLevel struct {
 	created, over, own, total load.Latencies
 	errors                    int
 	firstErr                  string
+	slowRounds                map[int][]time.Duration // round → overheads, to see where the tail sits
 	elapsed                   time.Duration
 }
 
@@ -142,6 +143,10 @@ func (b *bench) runChatLevel(ctx context.Context, c *http.Client, siteID int64, 
 				} else {
 					lv.created = append(lv.created, s.created)
 					lv.over = append(lv.over, s.first-fixed)
+					if lv.slowRounds == nil {
+						lv.slowRounds = map[int][]time.Duration{}
+					}
+					lv.slowRounds[r] = append(lv.slowRounds[r], s.first-fixed)
 					lv.total = append(lv.total, s.total)
 					if s.own >= 0 {
 						lv.own = append(lv.own, s.own)
@@ -326,6 +331,17 @@ func (b *bench) benchChat(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
+		if l.conc > 1 {
+			var parts []string
+			for r := range l.rounds {
+				rl := load.Latencies(lv.slowRounds[r])
+				rl.Sort()
+				parts = append(parts, fmt.Sprintf("round %d: p50 %s, max %s", r+1, ms(rl.Percentile(50)), ms(rl.Percentile(100))))
+			}
+			line := fmt.Sprintf("First-token overhead by round at %d concurrent (each client's n-th chat): %s", l.conc, strings.Join(parts, "; "))
+			logf("C: %s", line)
+			phaseNotes = append(phaseNotes, line)
+		}
 		if ph, err := b.readChatPhases(ctx, lt0); err != nil {
 			logf("C: phases: %v", err)
 		} else {
@@ -342,7 +358,7 @@ func (b *bench) benchChat(ctx context.Context) error {
 					p50(ph.wft1), p50(ph.dispatch1), p50(ph.model1), p50(ph.between), p50(ph.dispatch2), counts)
 			}
 			logf("C: %s", line)
-			phaseNotes = append(phaseNotes, line)
+			phaseNotes = append(phaseNotes, "Steps at "+line)
 		}
 		chats += len(lv.created) + lv.errors
 		logf("C: %2d concurrent: %d chats, %d errors; response.created p50 %s p99 %s; first-token overhead p50 %s p99 %s; own %s / %s; direct model %s / %s",
@@ -373,7 +389,7 @@ func (b *bench) benchChat(ctx context.Context) error {
 	s.note("Each chat is one POST /v1/chat/responses with stream=true on a new thread, in a site of %d published corpus documents; times are read from the SSE stream in this process after 2 warm-up chats. Lore made %d model calls for the %d measured chats (2 per chat expected).",
 		len(ids), int64(b.model.Count()-calls0)-(directCalls.Load()-direct0), chats)
 	for _, n := range phaseNotes {
-		s.note("Steps at %s.", n)
+		s.note("%s.", n)
 	}
 	s.note("First-token overhead = time to the first response.output_text.delta − %s (the model's fixed delays: %s before the tool call + %s before the first answer token). The reference Python service reports about 85 ms to first byte.",
 		2*o.modelDelay, o.modelDelay, o.modelDelay)
