@@ -181,27 +181,26 @@ func (d *DB) PersistTurn(ctx context.Context, threadID string, turn int, rows []
 	count := -1
 	err := d.Tx(ctx, func(ctx context.Context, tx bun.Tx) error {
 		pos := TurnPosition(turn, true)
-		var sessions int
-		if err := tx.NewSelect().Model((*models.ChatSession)(nil)).ColumnExpr("COUNT(*)").
-			Where("thread_id = ?", threadID).Scan(ctx, &sessions); err != nil {
+		// One round trip for the three facts the write depends on.
+		var st struct {
+			Sessions int `bun:"sessions"`
+			Existing int `bun:"existing"`
+			Seq      int `bun:"seq"`
+		}
+		if err := tx.NewRaw(`SELECT
+  (SELECT COUNT(*) FROM chat_sessions WHERE thread_id = ?) AS sessions,
+  (SELECT COUNT(*) FROM chat_messages WHERE thread_id = ? AND turn = ? AND role <> 'user') AS existing,
+  (SELECT COUNT(*) FROM chat_messages WHERE thread_id = ? AND message_seq IS NOT NULL) AS seq`,
+			threadID, threadID, turn, threadID).Scan(ctx, &st); err != nil {
 			return err
 		}
-		if sessions == 0 {
+		if st.Sessions == 0 {
 			return nil // the session was deleted while the turn ran: store nothing
 		}
-		var existing int
-		if err := tx.NewSelect().Model((*models.ChatMessage)(nil)).ColumnExpr("COUNT(*)").
-			Where("thread_id = ? AND turn = ? AND role <> 'user'", threadID, turn).Scan(ctx, &existing); err != nil {
-			return err
-		}
-		if existing > 0 {
+		if st.Existing > 0 {
 			return nil // already persisted by an earlier attempt
 		}
-		var seq int
-		if err := tx.NewSelect().Model((*models.ChatMessage)(nil)).ColumnExpr("COUNT(*)").
-			Where("thread_id = ? AND message_seq IS NOT NULL", threadID).Scan(ctx, &seq); err != nil {
-			return err
-		}
+		seq := st.Seq
 		now := time.Now().UTC()
 		msgs := make([]models.ChatMessage, 0, len(rows))
 		last := ""
