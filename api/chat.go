@@ -182,10 +182,14 @@ func (s *Server) prepareChatTurn(ctx context.Context, t chatTurn) (*startedTurn,
 		_, err := tc.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: wfID, TaskQueue: cfg.TemporalQueue,
 			// With the worker in this process, the first workflow task comes
 			// back in the start response and runs here: no trip through the queue.
-			EnableEagerStart:                         true,
+			EnableEagerStart: true,
+			// No execution timeout: every step of a run is bounded (model calls
+			// stop at the stream deadline, or the run's timer stops them; the
+			// local activities have start-to-close limits), and a server-side
+			// timeout is a timer write and delete per turn, which measurably
+			// lengthened the latency tail when many turns start at once.
 			WorkflowIDReusePolicy:                    enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
-			WorkflowExecutionErrorWhenAlreadyStarted: true,
-			WorkflowExecutionTimeout:                 cfg.ChatStreamTimeout() + 10*time.Minute}, workflows.ChatRun, in)
+			WorkflowExecutionErrorWhenAlreadyStarted: true}, workflows.ChatRun, in)
 		if err == nil {
 			return nil
 		}
