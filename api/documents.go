@@ -1,11 +1,13 @@
 package api
 
 import (
+	"bytes"
 	"container/list"
 	"context"
 	"encoding/json"
 	"errors"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -279,8 +281,53 @@ type docCache struct {
 type docEntry struct {
 	id      int64
 	doc     DocumentResponse
+	body    detailBody // doc as JSON, cut around its view count
 	size    int
 	expires time.Time
+}
+
+// detailBody is a document's JSON cut at its view count: a cached detail is
+// written as head + views + tail, without encoding the document again (its
+// content is most of the bytes; the count changes on every read).
+type detailBody struct {
+	head, tail []byte
+}
+
+// viewsMark stands in for the view count while a document is encoded; a
+// quote inside a JSON string is escaped, so the sequence occurs only as the
+// "views" member itself.
+const viewsMark = int64(-7_777_777_777_777)
+
+var viewsMarkJSON = []byte(`"views":` + strconv.FormatInt(viewsMark, 10))
+
+func encodeDetail(doc DocumentResponse) detailBody {
+	doc.Views = viewsMark
+	b, err := json.Marshal(doc)
+	if err != nil {
+		return detailBody{}
+	}
+	i := bytes.Index(b, viewsMarkJSON)
+	if i < 0 {
+		return detailBody{}
+	}
+	cut := i + len(`"views":`)
+	return detailBody{head: b[:cut], tail: b[i+len(viewsMarkJSON):]}
+}
+
+// write writes the success envelope of the document with the given view
+// count: byte for byte what ok(c, doc) writes.
+func (d detailBody) write(c *fiber.Ctx, views int64) error {
+	msg, _ := json.Marshal(msgSuccess(c))
+	buf := make([]byte, 0, len(d.head)+len(d.tail)+len(msg)+48)
+	buf = append(buf, `{"code":0,"msg":`...)
+	buf = append(buf, msg...)
+	buf = append(buf, `,"data":`...)
+	buf = append(buf, d.head...)
+	buf = strconv.AppendInt(buf, views, 10)
+	buf = append(buf, d.tail...)
+	buf = append(buf, '}')
+	c.Set(fiber.HeaderContentType, fiber.MIMEApplicationJSON)
+	return c.Send(buf)
 }
 
 func newDocCache(ttl time.Duration, maxBytes int) *docCache {
@@ -289,42 +336,44 @@ func newDocCache(ttl time.Duration, maxBytes int) *docCache {
 
 // get returns a copy of the cached detail and the current generation (to be
 // passed to put after a miss).
-func (c *docCache) get(id int64) (DocumentResponse, bool, uint64) {
+func (c *docCache) get(id int64) (DocumentResponse, detailBody, bool, uint64) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if el, ok := c.items[id]; ok {
 		e := el.Value.(*docEntry)
 		if time.Now().Before(e.expires) {
 			c.ll.MoveToFront(el)
-			return e.doc, true, c.gen
+			return e.doc, e.body, true, c.gen
 		}
 		c.remove(el)
 	}
-	return DocumentResponse{}, false, c.gen
+	return DocumentResponse{}, detailBody{}, false, c.gen
 }
 
 // put stores doc unless something was invalidated since gen was read.
-func (c *docCache) put(gen uint64, doc DocumentResponse) {
+func (c *docCache) put(gen uint64, doc DocumentResponse) detailBody {
 	size := 512 + len(doc.Title) + len(doc.Summary) + len(doc.CoverImage)
 	if doc.Content != nil {
-		size += len(*doc.Content)
+		size += 2 * len(*doc.Content) // the document and its encoded body
 	}
+	body := encodeDetail(doc)
 	if size > c.max/16 {
-		return
+		return body
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if gen != c.gen {
-		return
+		return body
 	}
 	if el, ok := c.items[doc.ID]; ok {
 		c.remove(el)
 	}
-	c.items[doc.ID] = c.ll.PushFront(&docEntry{id: doc.ID, doc: doc, size: size, expires: time.Now().Add(c.ttl)})
+	c.items[doc.ID] = c.ll.PushFront(&docEntry{id: doc.ID, doc: doc, body: body, size: size, expires: time.Now().Add(c.ttl)})
 	c.size += size
 	for c.size > c.max {
 		c.remove(c.ll.Back())
 	}
+	return body
 }
 
 // addViews adds flushed views to the cached details. It bumps the
@@ -369,25 +418,25 @@ func (c *docCache) remove(el *list.Element) {
 
 // clientDetail returns the detail of a document for the Client API, from the
 // cache or from the database (nil, nil when it does not exist).
-func (s *Server) clientDetail(c *fiber.Ctx, id int64) (*DocumentResponse, error) {
+func (s *Server) clientDetail(c *fiber.Ctx, id int64) (*DocumentResponse, detailBody, error) {
 	cache := s.docState().cache
-	cached, hit, gen := cache.get(id)
+	cached, body, hit, gen := cache.get(id)
 	if hit {
-		return &cached, nil
+		return &cached, body, nil
 	}
 	row, err := s.d.DB.GetDocumentWithSite(c.UserContext(), id)
 	if errors.Is(err, db.ErrNotFound) {
-		return nil, nil
+		return nil, detailBody{}, nil
 	}
 	if err != nil {
-		return nil, err
+		return nil, detailBody{}, err
 	}
 	doc, err := s.documentDetail(c, row)
 	if err != nil {
-		return nil, err
+		return nil, detailBody{}, err
 	}
-	cache.put(gen, doc)
-	return &doc, nil
+	body = cache.put(gen, doc)
+	return &doc, body, nil
 }
 
 // --- response building ---
@@ -776,7 +825,7 @@ func (s *Server) getDocumentClient(c *fiber.Ctx) error {
 	if err := bindQuery(c, &q); err != nil {
 		return err
 	}
-	doc, err := s.clientDetail(c, id)
+	doc, body, err := s.clientDetail(c, id)
 	if err != nil {
 		return err
 	}
@@ -790,5 +839,8 @@ func (s *Server) getDocumentClient(c *fiber.Ctx) error {
 	// The view is counted in memory and written by the flusher; readers see
 	// the stored count plus the pending ones.
 	doc.Views += s.views().Record(doc.SiteID, doc.ID, c.IP(), c.Get(fiber.HeaderUserAgent), c.Get(fiber.HeaderReferer))
+	if body.head != nil {
+		return body.write(c, doc.Views)
+	}
 	return ok(c, doc)
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/gofiber/fiber/v2"
 	"io"
 	"net/http/httptest"
 	"strings"
@@ -483,45 +484,45 @@ func TestDocumentViewCountingConcurrent(t *testing.T) {
 }
 
 func TestDocCacheBoundsAndGenerations(t *testing.T) {
-	c := newDocCache(time.Hour, 16*1024)
+	c := newDocCache(time.Hour, 32*1024)
 	body := strings.Repeat("x", 400)
 	doc := func(id int64) DocumentResponse { return DocumentResponse{ID: id, Content: &body} }
-	_, hit, gen := c.get(1)
+	_, _, hit, gen := c.get(1)
 	if hit {
 		t.Fatal("hit on empty cache")
 	}
 	c.put(gen, doc(1))
-	if d, hit, _ := c.get(1); !hit || d.ID != 1 {
+	if d, _, hit, _ := c.get(1); !hit || d.ID != 1 {
 		t.Fatal("miss after put")
 	}
 	// A fill that started before an invalidation is not stored.
-	_, _, gen = c.get(2)
+	_, _, _, gen = c.get(2)
 	c.forget(99)
 	c.put(gen, doc(2))
-	if _, hit, _ := c.get(2); hit {
+	if _, _, hit, _ := c.get(2); hit {
 		t.Fatal("stale fill was stored")
 	}
 	// The byte bound evicts least recently used entries.
 	for id := int64(10); id < 100; id++ {
-		_, _, g := c.get(id)
+		_, _, _, g := c.get(id)
 		c.put(g, doc(id))
 	}
 	if c.size > c.max || len(c.items) >= 90 {
 		t.Fatalf("size %d of %d, %d entries", c.size, c.max, len(c.items))
 	}
-	if _, hit, _ := c.get(99); !hit {
+	if _, _, hit, _ := c.get(99); !hit {
 		t.Fatal("newest entry evicted")
 	}
 	c.clear()
-	if _, hit, _ := c.get(99); hit || c.size != 0 {
+	if _, _, hit, _ := c.get(99); hit || c.size != 0 {
 		t.Fatal("clear left entries")
 	}
 	// Expired entries are misses.
 	c = newDocCache(time.Nanosecond, 1<<20)
-	_, _, gen = c.get(1)
+	_, _, _, gen = c.get(1)
 	c.put(gen, doc(1))
 	time.Sleep(time.Millisecond)
-	if _, hit, _ := c.get(1); hit {
+	if _, _, hit, _ := c.get(1); hit {
 		t.Fatal("expired entry served")
 	}
 }
@@ -565,4 +566,37 @@ func TestClientSiteCheckCopyIsShortLived(t *testing.T) {
 		h.must(200, "PUT", adminPath+"/sites/"+itoa(site.ID), map[string]any{"status": "inactive"}, h.admin)
 		h.must(404, "GET", path, nil, "")
 	})
+}
+
+// A cached detail is written from its pre-encoded body: byte for byte what
+// encoding the envelope writes, with the view count in place.
+func TestDetailBodyMatchesTheEnvelope(t *testing.T) {
+	content := "quotes \" and \"views\":-7777777777777, <html> & unicode ü 中文"
+	coll := int64(7)
+	doc := DocumentResponse{ID: 42, Title: "T \"x\"", Content: &content, SiteID: 3, CollectionID: &coll, Views: 5,
+		Tags: []string{"a", "b"}, Status: "published"}
+	body := encodeDetail(doc)
+	if body.head == nil {
+		t.Fatal("no body")
+	}
+	app := fiber.New()
+	app.Get("/spliced", func(c *fiber.Ctx) error { return body.write(c, 123456) })
+	app.Get("/encoded", func(c *fiber.Ctx) error {
+		d := doc
+		d.Views = 123456
+		return ok(c, d)
+	})
+	get := func(path string) (string, string) {
+		res, err := app.Test(httptest.NewRequest("GET", path, nil))
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(res.Body)
+		return string(b), res.Header.Get("Content-Type")
+	}
+	spliced, ct1 := get("/spliced")
+	encoded, ct2 := get("/encoded")
+	if spliced != encoded || ct1 != ct2 {
+		t.Fatalf("spliced %s (%s)\nencoded %s (%s)", spliced, ct1, encoded, ct2)
+	}
 }
