@@ -324,6 +324,12 @@ func (a *Chat) newEmitter(ctx context.Context, seqBase int) *emitter {
 	e := &emitter{a: a, ctx: ctx, wfID: info.WorkflowExecution.ID, runID: info.WorkflowExecution.RunID,
 		attempt: info.Attempt, stop: make(chan struct{}), seqBase: seqBase, local: info.IsLocalActivity,
 		prefix: fmt.Sprintf("%s/%d/", info.ActivityID, info.Attempt)}
+	if e.local {
+		// The run's workflow task stays open while a local activity runs:
+		// a signal would only be seen after the run ended. Everything goes
+		// with the result (or the error).
+		return e
+	}
 	interval := a.FlushInterval
 	if interval <= 0 {
 		interval = 40 * time.Millisecond
@@ -333,12 +339,6 @@ func (a *Chat) newEmitter(ctx context.Context, seqBase int) *emitter {
 			// the rest with the call's result.
 			interval = time.Second
 		}
-	}
-	if e.local {
-		// The run's workflow task stays open while a local activity runs:
-		// a signal would only be seen after the run ended. Everything goes
-		// with the result (or the error).
-		return e
 	}
 	e.wg.Add(1)
 	go func() {
@@ -703,14 +703,14 @@ type PersistInput struct {
 	SourceOffset int
 }
 
-// Persist writes the assistant turn in the flat OpenAI-style format:
-// intermediate assistant rows with tool_calls, tool rows with tool_call_id,
-// then the final content row. Idempotent (see db.PersistTurn).
 // PersistResult tells the run whether summarizing can be skipped.
 type PersistResult struct {
 	Messages int // the thread's messages after the write (-1: unknown)
 }
 
+// Persist writes the assistant turn in the flat OpenAI-style format:
+// intermediate assistant rows with tool_calls, tool rows with tool_call_id,
+// then the final content row. Idempotent (see db.PersistTurn).
 func (a *Chat) Persist(ctx context.Context, in PersistInput) (PersistResult, error) {
 	var refs []string
 	for _, m := range in.Messages {

@@ -20,8 +20,10 @@ import (
 	"github.com/gofiber/fiber/v2/middleware/filesystem"
 	"github.com/google/uuid"
 	"github.com/lorekb/lore/internal/deps"
+	"github.com/lorekb/lore/internal/memo"
 	"github.com/lorekb/lore/internal/streamhub"
 	"github.com/lorekb/lore/internal/telemetry"
+	"github.com/lorekb/lore/models"
 )
 
 const requestIDKey = "request_id"
@@ -38,7 +40,7 @@ type Server struct {
 	docs   *docState      // view recorder and client document detail cache
 	hub    *streamhub.Hub // chat events from a worker in this process (nil: log only)
 	// siteRows backs the client site check (see siteRowTTL).
-	siteRows siteRowCache
+	siteRows memo.TTL[int64, *models.Site]
 
 	specOnce sync.Once
 	specs    map[Surface][]byte
@@ -48,6 +50,7 @@ type Server struct {
 // New builds the server and mounts every route.
 func New(d *deps.Deps) *Server {
 	s := &Server{d: d, log: d.Log, docs: newDocState()}
+	s.siteRows = memo.TTL[int64, *models.Site]{Keep: siteRowTTL, Max: 10000}
 	if d.Cfg.RunWorker {
 		s.hub = streamhub.Default
 	}

@@ -269,7 +269,7 @@ func (s *Server) requireSiteAccess(c *fiber.Ctx, site *models.Site) error {
 // be active and not being deleted (404 otherwise), and when it requires an
 // access password the request must carry a valid X-Site-Access-Token.
 func (s *Server) clientSite(c *fiber.Ctx, siteID int64) (*models.Site, error) {
-	site, err := s.siteRows.get(c.UserContext(), siteID, s.d.DB.GetSite)
+	site, err := s.siteRow(c.UserContext(), siteID)
 	if errors.Is(err, db.ErrNotFound) || (err == nil && (site.Status != models.SiteActive || site.Deleting)) {
 		return nil, NotFound("site")
 	}
@@ -412,52 +412,22 @@ func loadScoped[T any](c *fiber.Ctx, need Perm, what string, get func(context.Co
 // through another API process shows within this long.
 const siteRowTTL = time.Second
 
-// siteRowCache holds recently read site rows (or their absence).
-type siteRowCache struct {
-	mu   sync.Mutex
-	rows map[int64]siteRow
-}
-
-type siteRow struct {
-	site *models.Site // nil: not found
-	at   time.Time
-}
-
-// get returns a copy of the site row, read at most siteRowTTL ago.
-func (sc *siteRowCache) get(ctx context.Context, id int64, load func(context.Context, int64) (*models.Site, error)) (*models.Site, error) {
-	sc.mu.Lock()
-	r, ok := sc.rows[id]
-	sc.mu.Unlock()
-	if !ok || time.Since(r.at) >= siteRowTTL {
-		epoch := siteWriteEpoch.Load()
-		at := time.Now()
-		site, err := load(ctx, id)
-		if err != nil && !errors.Is(err, db.ErrNotFound) {
-			return nil, err
+// siteRow reads a site for the client check through s.siteRows (a missing
+// site is kept as nil) and returns a copy the caller may change.
+func (s *Server) siteRow(ctx context.Context, id int64) (*models.Site, error) {
+	site, err := s.siteRows.Get(id, func() (*models.Site, error) {
+		site, err := s.d.DB.GetSite(ctx, id)
+		if errors.Is(err, db.ErrNotFound) {
+			return nil, nil
 		}
-		r = siteRow{site: site, at: at}
-		if err != nil {
-			r.site = nil
-		}
-		if siteWriteEpoch.Load() == epoch { // no write raced this read
-			sc.mu.Lock()
-			if sc.rows == nil || len(sc.rows) >= 10000 {
-				sc.rows = map[int64]siteRow{}
-			}
-			sc.rows[id] = r
-			sc.mu.Unlock()
-		}
+		return site, err
+	})
+	if err != nil {
+		return nil, err
 	}
-	if r.site == nil {
+	if site == nil {
 		return nil, db.ErrNotFound
 	}
-	cp := *r.site
+	cp := *site
 	return &cp, nil
-}
-
-// clear drops every copy (after a site write).
-func (sc *siteRowCache) clear() {
-	sc.mu.Lock()
-	sc.rows = nil
-	sc.mu.Unlock()
 }

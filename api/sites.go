@@ -669,7 +669,7 @@ func siteCacheKeys(sites ...*models.Site) []string {
 // of another instance that loaded the old row just before the commit.
 func (s *Server) invalidateSiteCache(ctx context.Context, sites ...*models.Site) {
 	siteWriteEpoch.Add(1)
-	s.siteRows.clear()
+	s.siteRows.Clear()
 	s.docs.lists.clear() // lists embed site names and hide inactive sites
 	keys := siteCacheKeys(sites...)
 	if err := s.d.Cache.Delete(ctx, keys...); err != nil {

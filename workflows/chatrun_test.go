@@ -201,13 +201,15 @@ func TestChatIdenticalOutputGuard(t *testing.T) {
 	}
 }
 
-func TestChatModelErrorEndsWithNoticeAndCompleted(t *testing.T) {
+// runFailingModel runs a turn whose model call fails with modelErr and
+// returns the log and what was stored.
+func runFailingModel(t *testing.T, modelErr error) (EventsPage, activities.PersistInput) {
+	t.Helper()
 	var s testsuite.WorkflowTestSuite
 	env := s.NewTestWorkflowEnvironment()
 	var a *activities.Chat
 	env.RegisterActivity(a)
-	env.OnActivity(a.ModelTurn, mock.Anything, mock.Anything).Return(activities.ModelTurnResult{},
-		temporal.NewNonRetryableApplicationError("connection refused", "X", errors.New("down")))
+	env.OnActivity(a.ModelTurn, mock.Anything, mock.Anything).Return(activities.ModelTurnResult{}, modelErr)
 	var persisted activities.PersistInput
 	env.OnActivity(a.Persist, mock.Anything, mock.Anything).Return(func(ctx context.Context, in activities.PersistInput) (activities.PersistResult, error) {
 		persisted = in
@@ -218,9 +220,19 @@ func TestChatModelErrorEndsWithNoticeAndCompleted(t *testing.T) {
 	if err := env.GetWorkflowError(); err != nil {
 		t.Fatal(err)
 	}
-	v, _ := env.QueryWorkflow(QueryEvents, 0)
+	v, err := env.QueryWorkflow(QueryEvents, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
 	var p EventsPage
-	_ = v.Get(&p)
+	if err := v.Get(&p); err != nil {
+		t.Fatal(err)
+	}
+	return p, persisted
+}
+
+func TestChatModelErrorEndsWithNoticeAndCompleted(t *testing.T) {
+	p, persisted := runFailingModel(t, temporal.NewNonRetryableApplicationError("connection refused", "X", errors.New("down")))
 	last := string(p.Events[len(p.Events)-1].Data)
 	notice := string(p.Events[len(p.Events)-2].Data)
 	if !strings.Contains(last, "response.completed") || !strings.Contains(notice, "System Error: connection refused") {
@@ -273,27 +285,9 @@ func TestChatModelDeadlineAndClientGone(t *testing.T) {
 		typ    string
 		notice string
 	}{{activities.ErrStreamTimeout, TimeoutNotice}, {activities.ErrClientGone, ""}} {
-		var s testsuite.WorkflowTestSuite
-		env := s.NewTestWorkflowEnvironment()
-		var a *activities.Chat
-		env.RegisterActivity(a)
 		delta, _ := json.Marshal(map[string]any{"type": "response.output_text.delta", "delta": "Partial"})
-		env.OnActivity(a.ModelTurn, mock.Anything, mock.Anything).Return(activities.ModelTurnResult{},
-			temporal.NewNonRetryableApplicationError("stopped", tc.typ, errors.New("stopped"),
-				activities.EventBatch{Attempt: 1, Events: []json.RawMessage{delta}, Origins: []string{"1/1/0"}}))
-		var persisted activities.PersistInput
-		env.OnActivity(a.Persist, mock.Anything, mock.Anything).Return(func(ctx context.Context, in activities.PersistInput) (activities.PersistResult, error) {
-			persisted = in
-			return activities.PersistResult{Messages: 2}, nil
-		})
-		env.OnActivity(a.Summarize, mock.Anything, mock.Anything).Return(false, nil)
-		env.ExecuteWorkflow(ChatRun, chatInput())
-		if err := env.GetWorkflowError(); err != nil {
-			t.Fatal(err)
-		}
-		v, _ := env.QueryWorkflow(QueryEvents, 0)
-		var p EventsPage
-		_ = v.Get(&p)
+		p, persisted := runFailingModel(t, temporal.NewNonRetryableApplicationError("stopped", tc.typ, errors.New("stopped"),
+			activities.EventBatch{Attempt: 1, Events: []json.RawMessage{delta}, Origins: []string{"1/1/0"}}))
 		var text strings.Builder
 		for _, e := range p.Events {
 			var x struct {

@@ -71,39 +71,20 @@ func (d *Deps) DefaultAIConfig() AIConfig {
 // aiConfigTTL bounds how long a process serves an ai-config it read: a
 // change made through this process applies at once (ForgetAIConfig), one
 // made through another process within this long. A chat turn reads it about
-// five times; the cache turns that into one query a second per tenant.
+// five times; the copy turns that into one query a second per tenant.
 const aiConfigTTL = time.Second
-
-type cachedAIConfig struct {
-	cfg AIConfig
-	at  time.Time
-}
 
 // AIConfig returns the tenant's stored ai-config merged over the defaults,
 // read at most aiConfigTTL ago.
 func (d *Deps) AIConfig(ctx context.Context, tenantID int64) (AIConfig, error) {
-	if v, ok := d.aiConfigs.Load(tenantID); ok {
-		if c := v.(cachedAIConfig); time.Since(c.at) < aiConfigTTL {
-			return c.cfg, nil
-		}
-	}
-	return d.LoadAIConfig(ctx, tenantID)
+	return d.aiConfigs.Get(tenantID, func() (AIConfig, error) { return d.LoadAIConfig(ctx, tenantID) })
 }
 
-// ForgetAIConfig drops the cached ai-config of a tenant after a change.
-func (d *Deps) ForgetAIConfig(tenantID int64) { d.aiConfigs.Delete(tenantID) }
+// ForgetAIConfig drops the copy of a tenant's ai-config after a change.
+func (d *Deps) ForgetAIConfig(tenantID int64) { d.aiConfigs.Forget(tenantID) }
 
-// LoadAIConfig reads the tenant's ai-config from the database (and caches it).
+// LoadAIConfig reads the tenant's ai-config from the database.
 func (d *Deps) LoadAIConfig(ctx context.Context, tenantID int64) (AIConfig, error) {
-	at := time.Now()
-	cfg, err := d.loadAIConfig(ctx, tenantID)
-	if err == nil {
-		d.aiConfigs.Store(tenantID, cachedAIConfig{cfg: cfg, at: at})
-	}
-	return cfg, err
-}
-
-func (d *Deps) loadAIConfig(ctx context.Context, tenantID int64) (AIConfig, error) {
 	cfg := d.DefaultAIConfig()
 	var row models.SystemConfig
 	err := d.DB.NewSelect().Model(&row).Where("tenant_id = ? AND config_key = ?", tenantID, AIConfigKey).Scan(ctx)

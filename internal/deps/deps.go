@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-	"sync"
 
 	"github.com/lorekb/lore/internal/blob"
 	"github.com/lorekb/lore/internal/cache"
@@ -15,6 +14,7 @@ import (
 	rediscache "github.com/lorekb/lore/internal/cache/redis"
 	"github.com/lorekb/lore/internal/config"
 	"github.com/lorekb/lore/internal/db"
+	"github.com/lorekb/lore/internal/memo"
 	"github.com/lorekb/lore/internal/telemetry"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/interceptor"
@@ -31,8 +31,8 @@ type Deps struct {
 	Metrics  *telemetry.Metrics
 	closers  []func()
 	models   modelCache
-	// aiConfigs caches each tenant's ai-config briefly (see AIConfig).
-	aiConfigs sync.Map
+	// aiConfigs holds each tenant's ai-config briefly (see AIConfig).
+	aiConfigs memo.TTL[int64, AIConfig]
 }
 
 // NewLogger returns the structured JSON logger of the process.
@@ -45,6 +45,7 @@ func NewLogger(cfg *config.Config) *slog.Logger {
 // Open connects the database (and migrates it), the cache and Temporal.
 func Open(ctx context.Context, cfg *config.Config, log *slog.Logger) (*Deps, error) {
 	d := &Deps{Cfg: cfg, Log: log, Metrics: telemetry.New()}
+	d.aiConfigs = memo.TTL[int64, AIConfig]{Keep: aiConfigTTL, Max: 10000}
 	dsn := cfg.DatabaseURL
 	if dsn == "" {
 		dsn = cfg.SQLitePath()

@@ -58,7 +58,9 @@ func New(ttl time.Duration) *Hub { return &Hub{runs: map[string]*run{}, ttl: ttl
 func (h *Hub) get(key string) *run {
 	r := h.runs[key]
 	if r == nil {
-		r = &run{changed: make(chan struct{}), cancel: make(chan struct{})}
+		// A new entry counts as used now: a reader keeps an idle run alive
+		// for the ttl.
+		r = &run{changed: make(chan struct{}), cancel: make(chan struct{}), last: time.Now()}
 		h.runs[key] = r
 	}
 	return r
@@ -94,9 +96,6 @@ func (h *Hub) Wait(ctx context.Context, key string, from int) []Event {
 	for {
 		h.mu.Lock()
 		r := h.get(key)
-		if r.last.IsZero() {
-			r.last = time.Now() // a reader keeps an idle run alive for the ttl
-		}
 		if from < len(r.events) {
 			out := append([]Event(nil), r.events[from:]...)
 			h.mu.Unlock()
@@ -129,11 +128,7 @@ func (h *Hub) Cancel(key string) {
 func (h *Hub) Cancelled(key string) <-chan struct{} {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	r := h.get(key)
-	if r.last.IsZero() {
-		r.last = time.Now()
-	}
-	return r.cancel
+	return h.get(key).cancel
 }
 
 // WaitQuiet returns once no event has been published for the run during d
@@ -144,11 +139,7 @@ func (h *Hub) WaitQuiet(ctx context.Context, key string, d time.Duration) {
 	defer t.Stop()
 	for {
 		h.mu.Lock()
-		r := h.get(key)
-		if r.last.IsZero() {
-			r.last = time.Now()
-		}
-		ch := r.changed
+		ch := h.get(key).changed
 		h.mu.Unlock()
 		select {
 		case <-ctx.Done():
