@@ -124,25 +124,17 @@ var searchTool = llm.ToolDef{
 func (a *Chat) ModelTurn(ctx context.Context, in ModelTurnInput) (ModelTurnResult, error) {
 	ctx, stop := a.callContext(ctx, in)
 	defer stop()
-	model, modelName, err := a.D.ChatModel(ctx, in.TenantID)
-	if err != nil {
-		return ModelTurnResult{}, temporal.NewNonRetryableApplicationError(err.Error(), "Config", err)
-	}
-	msgs, err := a.buildMessages(ctx, in)
+	model, modelName, req, err := a.request(ctx, in)
 	if err != nil {
 		return ModelTurnResult{}, err
 	}
-	req := llm.Request{Model: in.Model, Messages: msgs, Temperature: in.Temperature}
-	if in.OfferTools {
-		req.Tools = []llm.ToolDef{searchTool}
-	}
+	gen, t0 := a.adoptEarly(ctx, in, model, modelName, req)
 	em := a.newEmitter(ctx, in.SeqBase)
 	defer em.close()
 	var res ModelTurnResult
 	started := map[int]bool{}
-	res.ContextCount = len(msgs) - 1
-	t0 := time.Now()
-	out, err := model.Generate(ctx, req, func(d llm.Delta) {
+	res.ContextCount = len(req.Messages) - 1
+	out, err := gen(ctx, req, func(d llm.Delta) {
 		now := time.Now().UnixMilli() - in.StartedAtMs
 		if res.FirstDeltaMs == 0 {
 			res.FirstDeltaMs = max(now, 1)
@@ -183,6 +175,24 @@ func (a *Chat) ModelTurn(ctx context.Context, in ModelTurnInput) (ModelTurnResul
 	res.Message, res.Usage = out.Message, out.Usage
 	res.Tail = em.take()
 	return res, nil
+}
+
+// request is what ModelTurn sends: the tenant's chat model (and its name)
+// and the request built from the stored thread and the turn so far.
+func (a *Chat) request(ctx context.Context, in ModelTurnInput) (llm.Model, string, llm.Request, error) {
+	model, name, err := a.D.ChatModel(ctx, in.TenantID)
+	if err != nil {
+		return nil, "", llm.Request{}, temporal.NewNonRetryableApplicationError(err.Error(), "Config", err)
+	}
+	msgs, err := a.buildMessages(ctx, in)
+	if err != nil {
+		return nil, "", llm.Request{}, err
+	}
+	req := llm.Request{Model: in.Model, Messages: msgs, Temperature: in.Temperature}
+	if in.OfferTools {
+		req.Tools = []llm.ToolDef{searchTool}
+	}
+	return model, name, req, nil
 }
 
 // callContext is the call's context: it ends at the stream deadline and, when

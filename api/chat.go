@@ -179,6 +179,11 @@ func (s *Server) prepareChatTurn(ctx context.Context, t chatTurn) (*startedTurn,
 	}
 	wfID := workflows.ChatRunID(t.ThreadID, ts.Session.ID, ts.Turn)
 	launch := func(ctx context.Context) error {
+		if in.Reader != "" {
+			// The run's first model call starts now, while the run starts;
+			// the run adopts it (activities.StartEarly).
+			s.early.Start(wfID, workflows.FirstModelInput(in))
+		}
 		_, err := tc.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: wfID, TaskQueue: cfg.TemporalQueue,
 			// With the worker in this process, the first workflow task comes
 			// back in the start response and runs here: no trip through the queue.
@@ -192,6 +197,9 @@ func (s *Server) prepareChatTurn(ctx context.Context, t chatTurn) (*startedTurn,
 			WorkflowExecutionErrorWhenAlreadyStarted: true}, workflows.ChatRun, in)
 		if err == nil {
 			return nil
+		}
+		if in.Reader != "" {
+			s.early.Cancel(wfID)
 		}
 		err = Unavailable("could not start the chat run: %v", err)
 		notice := "[System Error: " + err.Error() + "]"

@@ -19,6 +19,7 @@ import (
 	"github.com/gofiber/fiber/v2/middleware/adaptor"
 	"github.com/gofiber/fiber/v2/middleware/filesystem"
 	"github.com/google/uuid"
+	"github.com/lorekb/lore/activities"
 	"github.com/lorekb/lore/internal/deps"
 	"github.com/lorekb/lore/internal/memo"
 	"github.com/lorekb/lore/internal/streamhub"
@@ -37,8 +38,9 @@ type Server struct {
 	d      *deps.Deps
 	log    *slog.Logger
 	routes []Route
-	docs   *docState      // view recorder and client document detail cache
-	hub    *streamhub.Hub // chat events from a worker in this process (nil: log only)
+	docs   *docState        // view recorder and client document detail cache
+	hub    *streamhub.Hub   // chat events from a worker in this process (nil: log only)
+	early  activities.Early // starts early model calls for that worker's runs
 	// siteRows backs the client site check (see siteRowTTL).
 	siteRows memo.TTL[int64, *models.Site]
 
@@ -53,6 +55,7 @@ func New(d *deps.Deps) *Server {
 	s.siteRows = memo.TTL[int64, *models.Site]{Keep: siteRowTTL, Max: 10000}
 	if d.Cfg.RunWorker {
 		s.hub = streamhub.Default
+		s.early = activities.Early{Chat: &activities.Chat{D: d, Hub: s.hub}}
 	}
 	cfg := fiber.Config{
 		ErrorHandler: s.errorHandler,

@@ -194,10 +194,7 @@ func (c ChatRunner) Run(ctx workflow.Context, in ChatRunInput) (ChatRunResult, e
 	})
 	r.emit(map[string]any{"type": "response.created", "response": map[string]any{"id": in.ThreadID, "object": "response", "status": "in_progress"}})
 
-	timeout := time.Duration(in.TimeoutMs) * time.Millisecond
-	if timeout <= 0 {
-		timeout = 120 * time.Second
-	}
+	timeout := in.timeout()
 	r.deadline = in.StartedAtMs + timeout.Milliseconds()
 	agentCtx, cancelAgent := workflow.WithCancel(ctx)
 	agentDone, timedOut := false, false
@@ -251,6 +248,31 @@ func (c ChatRunner) Run(ctx workflow.Context, in ChatRunInput) (ChatRunResult, e
 	return ChatRunResult{Text: r.final, Usage: r.usage}, nil
 }
 
+// timeout is the stream's time limit (CHAT_STREAM_TIMEOUT_SECONDS).
+func (in ChatRunInput) timeout() time.Duration {
+	if in.TimeoutMs <= 0 {
+		return 120 * time.Second
+	}
+	return time.Duration(in.TimeoutMs) * time.Millisecond
+}
+
+// modelInput is the input of a model call of the run: the turn so far,
+// whether tools are offered, and the log length when it was scheduled.
+func modelInput(in ChatRunInput, turn []activities.TurnMessage, offerTools bool, seqBase int) activities.ModelTurnInput {
+	return activities.ModelTurnInput{
+		ThreadID: in.ThreadID, TenantID: in.TenantID, Model: in.Model, Temperature: in.Temperature,
+		Instructions: in.Instructions, Turn: turn, OfferTools: offerTools, StartedAtMs: in.StartedAtMs,
+		SeqBase: seqBase, DeadlineMs: in.StartedAtMs + in.timeout().Milliseconds(),
+	}
+}
+
+// FirstModelInput is the input of the run's first model call (after
+// response.created, tools offered): what an early call (activities.StartEarly)
+// must send for the run to adopt it.
+func FirstModelInput(in ChatRunInput) activities.ModelTurnInput {
+	return modelInput(in, nil, true, 1)
+}
+
 // agent is the loop of SPEC.md "Agent routing": tool calls go to the tools
 // stage (even above the iteration limit, where a force-stop instruction is
 // injected), otherwise the run ends; summarization (rule 2) runs after the
@@ -262,11 +284,7 @@ func (r *chatRun) agent(ctx workflow.Context) {
 	forceStop := false
 	for {
 		var res activities.ModelTurnResult
-		mi := activities.ModelTurnInput{
-			ThreadID: r.in.ThreadID, TenantID: r.in.TenantID, Model: r.in.Model, Temperature: r.in.Temperature,
-			Instructions: r.in.Instructions, Turn: r.turn, OfferTools: !forceStop, StartedAtMs: r.in.StartedAtMs,
-			SeqBase: len(r.events), DeadlineMs: r.deadline,
-		}
+		mi := modelInput(r.in, r.turn, !forceStop, len(r.events))
 		var f workflow.Future
 		if r.local {
 			f = workflow.ExecuteLocalActivity(workflow.WithLocalActivityOptions(ctx, localModelOptions), a.ModelTurn, mi)
