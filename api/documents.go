@@ -280,8 +280,8 @@ type docCache struct {
 
 type docEntry struct {
 	id      int64
-	doc     DocumentResponse
-	body    detailBody // doc as JSON, cut around its view count
+	doc     DocumentResponse // without its content: that is in body only
+	body    detailBody       // doc as JSON, cut around its view count
 	size    int
 	expires time.Time
 }
@@ -334,8 +334,8 @@ func newDocCache(ttl time.Duration, maxBytes int) *docCache {
 	return &docCache{ttl: ttl, max: maxBytes, ll: list.New(), items: map[int64]*list.Element{}}
 }
 
-// get returns a copy of the cached detail and the current generation (to be
-// passed to put after a miss).
+// get returns a copy of the cached detail (its content only in the body)
+// and the current generation (to be passed to put after a miss).
 func (c *docCache) get(id int64) (DocumentResponse, detailBody, bool, uint64) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -350,16 +350,16 @@ func (c *docCache) get(id int64) (DocumentResponse, detailBody, bool, uint64) {
 	return DocumentResponse{}, detailBody{}, false, c.gen
 }
 
-// put stores doc unless something was invalidated since gen was read.
+// put stores doc unless something was invalidated since gen was read. The
+// content is kept once, in the encoded body: the largest part of a document
+// is not held twice, so twice as many documents fit in the bound.
 func (c *docCache) put(gen uint64, doc DocumentResponse) detailBody {
-	size := 512 + len(doc.Title) + len(doc.Summary) + len(doc.CoverImage)
-	if doc.Content != nil {
-		size += 2 * len(*doc.Content) // the document and its encoded body
-	}
 	body := encodeDetail(doc)
-	if size > c.max/16 {
+	size := 512 + len(doc.Title) + len(doc.Summary) + len(doc.CoverImage) + len(body.head) + len(body.tail)
+	if body.head == nil || size > c.max/16 {
 		return body
 	}
+	doc.Content = nil
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if gen != c.gen {
@@ -417,7 +417,9 @@ func (c *docCache) remove(el *list.Element) {
 }
 
 // clientDetail returns the detail of a document for the Client API, from the
-// cache or from the database (nil, nil when it does not exist).
+// cache or from the database (nil, nil when it does not exist). A cached
+// detail carries its content in the body only; a detail without a body (not
+// encodable) is never cached.
 func (s *Server) clientDetail(c *fiber.Ctx, id int64) (*DocumentResponse, detailBody, error) {
 	cache := s.docState().cache
 	cached, body, hit, gen := cache.get(id)

@@ -1,6 +1,7 @@
 package api
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -492,8 +493,11 @@ func TestDocCacheBoundsAndGenerations(t *testing.T) {
 		t.Fatal("hit on empty cache")
 	}
 	c.put(gen, doc(1))
-	if d, _, hit, _ := c.get(1); !hit || d.ID != 1 {
+	if d, b, hit, _ := c.get(1); !hit || d.ID != 1 {
 		t.Fatal("miss after put")
+	} else if d.Content != nil || !bytes.Contains(b.tail, []byte(body)) && !bytes.Contains(b.head, []byte(body)) {
+		// The content is held once: in the encoded body.
+		t.Fatalf("cached entry: content %v, body without the content", d.Content != nil)
 	}
 	// A fill that started before an invalidation is not stored.
 	_, _, _, gen = c.get(2)
