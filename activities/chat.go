@@ -230,7 +230,9 @@ func (em *emitter) fail(ctx context.Context, err error) error {
 	switch {
 	case errors.Is(context.Cause(ctx), errStreamDeadline):
 		typ, nonRetryable = ErrStreamTimeout, true
-	case ctx.Err() != nil && em.a.Hub != nil && isClosed(em.a.Hub.Cancelled(em.wfID)):
+	case em.a.Hub != nil && isClosed(em.a.Hub.Cancelled(em.wfID)):
+		// Also when the call ended before ctx saw the cancel (an adopted
+		// early call stops on the same cancel, possibly first).
 		typ, nonRetryable = ErrClientGone, true
 	case errors.Is(err, llm.ErrPermanent):
 		typ, nonRetryable = "ModelPermanent", true

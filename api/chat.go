@@ -528,8 +528,15 @@ func (s *Server) pumpSSE(c *fiber.Ctx, wfID string, after int, launch func(conte
 		sent := map[string]bool{}         // origins already written
 		held := map[int]streamhub.Event{} // hub events waiting for earlier log entries
 		completed := false                // response.completed written: the log has nothing after it
+		// While nothing is written, a comment line each second keeps proxies
+		// from closing the stream and tells us whether the client is still
+		// there (a model call in progress stops when it is not).
+		keepAlive := time.NewTicker(time.Second)
+		defer keepAlive.Stop()
+		quiet := true
 		emit := func(ev workflows.ChatEvent) {
 			write(w, &ev, false)
+			quiet = false
 			last = ev.Seq
 			if ev.Origin != "" {
 				sent[ev.Origin] = true
@@ -549,12 +556,6 @@ func (s *Server) pumpSSE(c *fiber.Ctx, wfID string, after int, launch func(conte
 				}
 			}
 		}
-		// While nothing arrives, a comment line each second keeps proxies
-		// from closing the stream and tells us whether the client is still
-		// there (a model call in progress stops when it is not).
-		keepAlive := time.NewTicker(time.Second)
-		defer keepAlive.Stop()
-		quiet := true
 		for {
 			var it item
 			select {
@@ -570,7 +571,6 @@ func (s *Server) pumpSSE(c *fiber.Ctx, wfID string, after int, launch func(conte
 				quiet = true
 				continue
 			}
-			quiet = false
 			done := false
 			switch {
 			case it.err != nil:

@@ -24,6 +24,7 @@ type scriptedModel struct {
 	calls     atomic.Int32
 	cancelled atomic.Int32
 	stall     atomic.Bool
+	stallTool atomic.Bool // hang before the tool call (the first call of a turn)
 	parallel  atomic.Bool // ask for two searches at once
 	delay     time.Duration
 }
@@ -60,6 +61,11 @@ func (m *scriptedModel) serve(w http.ResponseWriter, r *http.Request) {
 	chunk := func(delta map[string]any, finish any) map[string]any {
 		return map[string]any{"id": "x", "object": "chat.completion.chunk", "created": 1, "model": "scripted",
 			"choices": []any{map[string]any{"index": 0, "delta": delta, "finish_reason": finish}}}
+	}
+	if !hasTool && m.stallTool.Load() {
+		<-r.Context().Done()
+		m.cancelled.Add(1)
+		return
 	}
 	if !hasTool {
 		send(chunk(map[string]any{"role": "assistant", "tool_calls": []any{map[string]any{"index": 0, "id": "call_1", "type": "function",
@@ -133,7 +139,28 @@ func TestClientDisconnectCancelsTheModelCall(t *testing.T) {
 	m := newScriptedModel(t)
 	m.stall.Store(true)
 	a := newApp(t, "sqlite", modelEnv(m, nil))
-	site := a.site("Stall")
+	// Read until the first answer word arrives, then go away: the turn is
+	// stored with the answer so far.
+	a.chatThenLeave(m, "output_text.delta", "role = 'assistant' AND message_seq IS NOT NULL AND content = 'Download '", 2)
+}
+
+// A client that leaves during the turn's first model call (the early call the
+// run adopts) stops it, the call is not retried, and the turn is stored with
+// an empty answer (no text was streamed).
+func TestClientGoneDuringTheFirstModelCall(t *testing.T) {
+	m := newScriptedModel(t)
+	m.stallTool.Store(true)
+	a := newApp(t, "postgres", modelEnv(m, nil))
+	a.chatThenLeave(m, "response.created", "role = 'assistant' AND content = ''", 1)
+}
+
+// chatThenLeave starts a streamed chat, reads until the stream contains
+// until, goes away, and waits for the model call to be cancelled and for one
+// stored message matching stored (the session stays consistent); the model
+// must have been called calls times, none after the client left.
+func (a *app) chatThenLeave(m *scriptedModel, until, stored string, calls int32) {
+	t := a.t
+	site := a.site("Leave")
 	a.waitStatus(a.newDoc(site, "Installation", installDoc, "published"), "completed")
 	base := a.listen()
 	ctx, cancel := context.WithCancel(context.Background())
@@ -144,10 +171,9 @@ func TestClientDisconnectCancelsTheModelCall(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Read until the first answer word arrives, then go away.
 	buf := make([]byte, 4096)
 	var got strings.Builder
-	for !strings.Contains(got.String(), "output_text.delta") {
+	for !strings.Contains(got.String(), until) {
 		n, err := res.Body.Read(buf)
 		got.Write(buf[:n])
 		if err != nil {
@@ -157,11 +183,14 @@ func TestClientDisconnectCancelsTheModelCall(t *testing.T) {
 	cancel()
 	res.Body.Close()
 	eventually(t, 30*time.Second, "the model call to be cancelled", func() bool { return m.cancelled.Load() == 1 })
-	// The session stays consistent: the user message and one assistant row.
 	eventually(t, 20*time.Second, "the cancelled turn to be stored", func() bool {
-		n, _ := a.d.DB.NewSelect().Model((*models.ChatMessage)(nil)).Where("role = 'assistant' AND message_seq IS NOT NULL").Count(context.Background())
+		n, _ := a.d.DB.NewSelect().Model((*models.ChatMessage)(nil)).Where(stored).Count(context.Background())
 		return n == 1
 	})
+	time.Sleep(time.Second) // a retry would have started by now
+	if n := m.calls.Load(); n != calls {
+		t.Fatalf("%d model calls, want %d (no retry once the client is gone)", n, calls)
+	}
 }
 
 func TestStreamTimeoutEndsWithNotice(t *testing.T) {
