@@ -118,13 +118,10 @@ func (s *Server) collectionRoutes() []Route {
 	}
 }
 
-// adminSite checks that the site exists (404) and that the caller may act on
-// it at level need (403).
+// adminSite checks that the site exists and is not being deleted (404) and
+// that the caller may act on it at level need (403).
 func (s *Server) adminSite(c *fiber.Ctx, siteID int64, need Perm) (*models.Site, error) {
-	site, err := s.d.DB.GetSite(c.UserContext(), siteID)
-	if errors.Is(err, db.ErrNotFound) {
-		return nil, NotFound("site")
-	}
+	site, err := visibleSite(s.d.DB.GetSite(c.UserContext(), siteID))
 	if err != nil {
 		return nil, err
 	}

@@ -621,7 +621,7 @@ func (s *Server) listDocumentsAdmin(c *fiber.Ctx) error {
 		OrderBy: q.OrderBy, OrderDir: q.OrderDir, ExcludeContent: q.ExcludeContent,
 		Limit: q.Limit(), Offset: q.Offset()}
 	if q.SiteID > 0 {
-		if err := requireSite(c, q.SiteID, EditorUp); err != nil {
+		if _, err := s.adminSite(c, q.SiteID, EditorUp); err != nil {
 			return err
 		}
 		f.SiteID = q.SiteID

@@ -145,6 +145,7 @@ func TestDocumentCRUD(t *testing.T) {
 			{422, "POST", "/documents", `{"title":"a\u0000b","site_id":` + itoa(site.ID) + `}`, "title"},
 			{422, "POST", "/documents", map[string]any{"title": "T", "site_id": site.ID, "tags": []string{"a\x00"}}, "tags"},
 			{422, "GET", "/documents?keyword=%00", nil, "keyword"},
+			{404, "GET", "/documents?site_id=999999", nil, "site"},
 			{400, "PUT", "/documents/" + itoa(d.ID), map[string]any{"collection_id": foreign.ID}, "collection_id"},
 			{422, "PUT", "/documents/" + itoa(d.ID), map[string]any{"title": ""}, "title"},
 			{422, "PUT", "/documents/" + itoa(d.ID), map[string]any{"status": "gone"}, "status"},

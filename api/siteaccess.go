@@ -368,11 +368,11 @@ func (l *failureLimiter) reset(key string) {
 	delete(l.fails, key)
 }
 
-// bodySite loads the site a request body names (400 when it does not exist)
-// and checks the caller may act on it at level need.
+// bodySite loads the site a request body names (400 when it does not exist
+// or is being deleted) and checks the caller may act on it at level need.
 func (s *Server) bodySite(c *fiber.Ctx, siteID int64, need Perm) (*models.Site, error) {
 	site, err := s.d.DB.GetSite(c.UserContext(), siteID)
-	if errors.Is(err, db.ErrNotFound) {
+	if errors.Is(err, db.ErrNotFound) || err == nil && site.Deleting {
 		return nil, BadRequest("site_id: site %d does not exist", siteID)
 	}
 	if err != nil {

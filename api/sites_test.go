@@ -273,6 +273,13 @@ func TestSitesBeingDeletedAreInvisible(t *testing.T) {
 		}
 		h.must(404, "PUT", adminSites+"/"+itoa(s.ID), map[string]any{"description": "x"}, h.admin)
 		h.must(404, "GET", "/admin/api/v1/stats:siteStats?site_id="+itoa(s.ID), nil, h.admin)
+		// Its collections and documents are out of reach too, and nothing
+		// new lands in it.
+		for _, p := range []string{"/admin/api/v1/collections?site_id=", "/admin/api/v1/collections:tree?site_id=", "/admin/api/v1/documents?site_id="} {
+			h.must(404, "GET", p+itoa(s.ID), nil, h.admin)
+		}
+		h.must(400, "POST", "/admin/api/v1/documents", map[string]any{"site_id": s.ID, "title": "Late"}, h.admin)
+		h.must(400, "POST", "/admin/api/v1/collections", map[string]any{"site_id": s.ID, "title": "Late"}, h.admin)
 		for _, p := range []string{adminSites, clientSites} {
 			var pg Page[SiteResponse]
 			h.must(200, "GET", p, nil, h.admin).into(t, &pg)
