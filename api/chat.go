@@ -338,37 +338,31 @@ func (s *Server) chatResponses(c *fiber.Ctx) error {
 	return s.respondJSON(c, st)
 }
 
-// respondJSON waits for the run and returns the bare response object.
+// respondJSON waits for the run's last event and returns the bare response
+// object (storing the turn continues after it).
 func (s *Server) respondJSON(c *fiber.Ctx, st *startedTurn) error {
 	ctx, cancel := context.WithTimeout(c.UserContext(), s.d.Cfg.ChatStreamTimeout()+time.Minute)
 	defer cancel()
 	var text strings.Builder
 	var usage *ResponseUsage
-	for next := 0; ; {
-		page, err := s.readEvents(ctx, st.WorkflowID, next)
-		if err != nil {
-			return Unavailable("chat run: %v", err)
+	err := s.followRun(ctx, st.WorkflowID, 0, func(ev workflows.ChatEvent) {
+		var e struct {
+			Type     string `json:"type"`
+			Delta    string `json:"delta"`
+			Response struct {
+				Usage *ResponseUsage `json:"usage"`
+			} `json:"response"`
 		}
-		for _, ev := range page.Events {
-			next = ev.Seq
-			var e struct {
-				Type     string `json:"type"`
-				Delta    string `json:"delta"`
-				Response struct {
-					Usage *ResponseUsage `json:"usage"`
-				} `json:"response"`
-			}
-			_ = json.Unmarshal(ev.Data, &e)
-			switch e.Type {
-			case "response.output_text.delta":
-				text.WriteString(e.Delta)
-			case "response.completed":
-				usage = e.Response.Usage
-			}
+		_ = json.Unmarshal(ev.Data, &e)
+		switch e.Type {
+		case "response.output_text.delta":
+			text.WriteString(e.Delta)
+		case "response.completed":
+			usage = e.Response.Usage
 		}
-		if page.Done { // a done page carries every remaining event
-			break
-		}
+	}, nil, nil)
+	if err != nil {
+		return Unavailable("chat run: %v", err)
 	}
 	msgID := make([]byte, 6)
 	_, _ = rand.Read(msgID)
@@ -446,14 +440,9 @@ func (s *Server) streamRun(c *fiber.Ctx, threadID, wfID string, after int, launc
 }
 
 // pumpSSE streams a run's log through write: once with a nil event before
-// anything is read (so a first line can go out at once), once per event, and
-// once with done=true at the end. Events come from two sources merged in log
-// order: the in-process hub (the model activity's events the moment they
-// exist, when the worker runs in this process) and the run's log read by
-// long-poll (the source of truth, and the only source for events the
-// workflow emits itself). An event delivered by the hub is not written again
-// when the log brings it. A client that goes away cancels the run, so the
-// pending model call stops.
+// anything is read (so a first line can go out at once), once per event (see
+// followRun), and once with done=true at the end. A client that goes away
+// cancels the run, so the pending model call stops.
 func (s *Server) pumpSSE(c *fiber.Ctx, wfID string, after int, launch func(context.Context) error,
 	write func(w *bufio.Writer, ev *workflows.ChatEvent, done bool), fail func(w *bufio.Writer, err error)) {
 	setSSEHeaders(c)
@@ -481,141 +470,169 @@ func (s *Server) pumpSSE(c *fiber.Ctx, wfID string, after int, launch func(conte
 		if after == 0 {
 			last = 1 // response.created is known without reading it
 		}
-		type item struct {
-			hub  []streamhub.Event
-			page *workflows.EventsPage
-			err  error
+		err := s.followRun(ctx, wfID, last, func(ev workflows.ChatEvent) { write(w, &ev, false) }, w.Flush,
+			// While nothing is written, a comment line each second keeps
+			// proxies from closing the stream and tells us whether the
+			// client is still there.
+			func() error {
+				fmt.Fprint(w, ": keep-alive\n\n")
+				return w.Flush()
+			})
+		switch {
+		case err == nil:
+			write(w, nil, true)
+			_ = w.Flush()
+		case !errors.Is(err, errReaderGone):
+			fail(w, err)
+			_ = w.Flush()
 		}
-		items := make(chan item, 16)
-		go func() { // the log, by long-poll
-			for next := last; ; {
-				if s.hub != nil {
-					// While the hub delivers (the run works in this
-					// process), the log is only needed once it falls
-					// silent: then it brings what the hub could not.
-					s.hub.WaitQuiet(ctx, wfID, hubQuiet)
+	})
+}
+
+// errReaderGone: followRun's reader went away (a flush failed); the run was
+// cancelled.
+var errReaderGone = errors.New("the reader went away")
+
+// followRun hands a run's events after sequence number after to onEvent, in
+// log order, and returns nil once the run's last event (response.completed)
+// was handed over. Events come from two sources merged in log order: the
+// in-process hub (each event the moment it exists, when the worker runs in
+// this process) and the run's log read by long-poll (the source of truth,
+// and the only source when the run works elsewhere). An event delivered by
+// the hub is not handed over again when the log brings it. Reading from the
+// hub, a reader is not held up by what the run does after its last event
+// (storing the turn, summarizing). flush (optional) follows each batch and
+// idle (optional) each second in which nothing was handed over; an error
+// from either means the reader is gone: the run is cancelled and
+// errReaderGone returned. Other errors are the log's.
+func (s *Server) followRun(ctx context.Context, wfID string, after int, onEvent func(workflows.ChatEvent),
+	flush, idle func() error) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	last := after
+	type item struct {
+		hub  []streamhub.Event
+		page *workflows.EventsPage
+		err  error
+	}
+	items := make(chan item, 16)
+	go func() { // the log, by long-poll
+		for next := last; ; {
+			if s.hub != nil {
+				// While the hub delivers (the run works in this
+				// process), the log is only needed once it falls
+				// silent: then it brings what the hub could not.
+				s.hub.WaitQuiet(ctx, wfID, hubQuiet)
+			}
+			page, err := s.readLog(ctx, wfID, workflows.WaitArgs{From: next, OwnOnly: s.hub != nil})
+			select {
+			case items <- item{page: &page, err: err}:
+			case <-ctx.Done():
+				return
+			}
+			if err != nil || page.Done {
+				return
+			}
+			if n := len(page.Events); n > 0 {
+				next = page.Events[n-1].Seq
+			}
+		}
+	}()
+	if s.hub != nil {
+		go func() { // the fast path
+			for idx := 0; ctx.Err() == nil; {
+				evs := s.hub.Wait(ctx, wfID, idx)
+				if len(evs) == 0 {
+					continue
 				}
-				page, err := s.readLog(ctx, wfID, workflows.WaitArgs{From: next, OwnOnly: s.hub != nil})
+				idx += len(evs)
 				select {
-				case items <- item{page: &page, err: err}:
+				case items <- item{hub: evs}:
 				case <-ctx.Done():
 					return
 				}
-				if err != nil || page.Done {
-					return
-				}
-				if n := len(page.Events); n > 0 {
-					next = page.Events[n-1].Seq
-				}
 			}
 		}()
-		if s.hub != nil {
-			go func() { // the fast path
-				for idx := 0; ctx.Err() == nil; {
-					evs := s.hub.Wait(ctx, wfID, idx)
-					if len(evs) == 0 {
-						continue
-					}
-					idx += len(evs)
-					select {
-					case items <- item{hub: evs}:
-					case <-ctx.Done():
-						return
-					}
-				}
-			}()
+	}
+	sent := map[string]bool{}         // origins already handed over
+	held := map[int]streamhub.Event{} // hub events waiting for earlier log entries
+	completed := false                // response.completed handed over: the log has nothing after it
+	quiet := true
+	emit := func(ev workflows.ChatEvent) {
+		onEvent(ev)
+		quiet = false
+		last = ev.Seq
+		if ev.Origin != "" {
+			sent[ev.Origin] = true
+		} else if eventType(ev.Data) == "response.completed" {
+			completed = true
 		}
-		sent := map[string]bool{}         // origins already written
-		held := map[int]streamhub.Event{} // hub events waiting for earlier log entries
-		completed := false                // response.completed written: the log has nothing after it
-		// While nothing is written, a comment line each second keeps proxies
-		// from closing the stream and tells us whether the client is still
-		// there (a model call in progress stops when it is not).
-		keepAlive := time.NewTicker(time.Second)
-		defer keepAlive.Stop()
-		quiet := true
-		emit := func(ev workflows.ChatEvent) {
-			write(w, &ev, false)
-			quiet = false
-			last = ev.Seq
-			if ev.Origin != "" {
-				sent[ev.Origin] = true
-			} else if eventType(ev.Data) == "response.completed" {
+	}
+	drainHeld := func() {
+		for {
+			h, ok := held[last+1]
+			if !ok {
+				return
+			}
+			delete(held, last+1)
+			if !sent[h.Origin] {
+				emit(workflows.ChatEvent{Seq: h.Seq, Data: h.Data, Origin: h.Origin})
+			}
+		}
+	}
+	gone := func() error {
+		s.cancelRun(wfID)
+		return errReaderGone
+	}
+	tick := time.NewTicker(time.Second)
+	defer tick.Stop()
+	for {
+		var it item
+		select {
+		case it = <-items:
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-tick.C:
+			if quiet && idle != nil && idle() != nil {
+				return gone()
+			}
+			quiet = true
+			continue
+		}
+		switch {
+		case it.err != nil:
+			return it.err
+		case it.hub != nil:
+			for _, h := range it.hub {
+				if sent[h.Origin] || h.Seq <= last {
+					continue
+				}
+				held[h.Seq] = h
+			}
+			drainHeld()
+		default:
+			for _, ev := range it.page.Events {
+				if ev.Seq <= last && ev.Origin == "" {
+					continue
+				}
+				if ev.Origin != "" && sent[ev.Origin] {
+					last = max(last, ev.Seq)
+					continue
+				}
+				emit(ev)
+				drainHeld()
+			}
+			if it.page.Done {
 				completed = true
 			}
 		}
-		drainHeld := func() {
-			for {
-				h, ok := held[last+1]
-				if !ok {
-					return
-				}
-				delete(held, last+1)
-				if !sent[h.Origin] {
-					emit(workflows.ChatEvent{Seq: h.Seq, Data: h.Data, Origin: h.Origin})
-				}
-			}
+		if completed {
+			return nil
 		}
-		for {
-			var it item
-			select {
-			case it = <-items:
-			case <-keepAlive.C:
-				if quiet {
-					fmt.Fprint(w, ": keep-alive\n\n")
-					if w.Flush() != nil {
-						s.cancelRun(wfID)
-						return
-					}
-				}
-				quiet = true
-				continue
-			}
-			done := false
-			switch {
-			case it.err != nil:
-				fail(w, it.err)
-				_ = w.Flush()
-				return
-			case it.hub != nil:
-				for _, h := range it.hub {
-					if sent[h.Origin] || h.Seq <= last {
-						continue
-					}
-					held[h.Seq] = h
-				}
-				drainHeld()
-			default:
-				for _, ev := range it.page.Events {
-					if ev.Seq <= last && ev.Origin == "" {
-						continue
-					}
-					if ev.Origin != "" && sent[ev.Origin] {
-						last = max(last, ev.Seq)
-						continue
-					}
-					emit(ev)
-					drainHeld()
-				}
-				if it.page.Done {
-					completed = true
-				}
-			}
-			if completed {
-				write(w, nil, true)
-				done = true
-			}
-			if w.Flush() != nil {
-				if !done {
-					s.cancelRun(wfID)
-				}
-				return
-			}
-			if done {
-				return
-			}
+		if flush != nil && flush() != nil {
+			return gone()
 		}
-	})
+	}
 }
 
 // hubQuiet is how long the hub must stay silent before the log is read.
@@ -655,12 +672,6 @@ func eventType(data []byte) string {
 	}
 	_ = json.Unmarshal(data, &e)
 	return e.Type
-}
-
-// readEvents long-polls the run's log (workflow update) from an offset; for a
-// run that already closed it reads the log by query.
-func (s *Server) readEvents(ctx context.Context, wfID string, from int) (workflows.EventsPage, error) {
-	return s.readLog(ctx, wfID, workflows.WaitArgs{From: from})
 }
 
 // readLog long-polls the run's log (workflow update) from an offset; for a

@@ -2,6 +2,7 @@ package api
 
 import (
 	"bufio"
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -303,28 +304,23 @@ func completionLine(data []byte, chunk func(map[string]any, any) []byte, interna
 	return b
 }
 
-// completionJSON waits for the run and returns a chat.completion object.
+// completionJSON waits for the run's last event and returns a
+// chat.completion object.
 func (s *Server) completionJSON(c *fiber.Ctx, st *startedTurn, id string, created int64) error {
 	var text strings.Builder
 	var usage map[string]int
-	ctx := c.UserContext()
-	for next := 1; ; {
-		page, err := s.readEvents(ctx, st.WorkflowID, next)
-		if err != nil {
-			return Unavailable("chat run: %v", err)
-		}
-		for _, ev := range page.Events {
-			next = ev.Seq
-			completionLine(ev.Data, func(d map[string]any, _ any) []byte {
-				if v, ok := d["content"].(string); ok {
-					text.WriteString(v)
-				}
-				return nil
-			}, false, &usage)
-		}
-		if page.Done {
-			break
-		}
+	ctx, cancel := context.WithTimeout(c.UserContext(), s.d.Cfg.ChatStreamTimeout()+time.Minute)
+	defer cancel()
+	err := s.followRun(ctx, st.WorkflowID, 0, func(ev workflows.ChatEvent) {
+		completionLine(ev.Data, func(d map[string]any, _ any) []byte {
+			if v, ok := d["content"].(string); ok {
+				text.WriteString(v)
+			}
+			return nil
+		}, false, &usage)
+	}, nil, nil)
+	if err != nil {
+		return Unavailable("chat run: %v", err)
 	}
 	return c.JSON(map[string]any{"id": id, "object": "chat.completion", "created": created, "model": st.Model,
 		"choices": []map[string]any{{"index": 0, "message": map[string]any{"role": "assistant", "content": text.String()},

@@ -25,6 +25,10 @@ type scriptedModel struct {
 	cancelled atomic.Int32
 	stall     atomic.Bool
 	stallTool atomic.Bool // hang before the tool call (the first call of a turn)
+	// summaryGate, when set, holds each summarization call until it is
+	// closed; summarizing counts the calls that arrived.
+	summaryGate chan struct{}
+	summarizing atomic.Int32
 	parallel  atomic.Bool // ask for two searches at once
 	delay     time.Duration
 }
@@ -41,10 +45,19 @@ func (m *scriptedModel) serve(w http.ResponseWriter, r *http.Request) {
 	body, _ := io.ReadAll(r.Body)
 	var req struct {
 		Messages []struct {
-			Role string `json:"role"`
+			Role    string `json:"role"`
+			Content string `json:"content"`
 		} `json:"messages"`
 	}
 	_ = json.Unmarshal(body, &req)
+	if len(req.Messages) > 0 && strings.HasPrefix(req.Messages[0].Content, "Summarize the conversation") {
+		m.summarizing.Add(1)
+		if m.summaryGate != nil {
+			<-m.summaryGate
+		}
+		m.summary(w)
+		return
+	}
 	hasTool := false
 	for _, msg := range req.Messages {
 		if msg.Role == "tool" {
@@ -92,6 +105,14 @@ func (m *scriptedModel) serve(w http.ResponseWriter, r *http.Request) {
 		"usage": map[string]int{"prompt_tokens": 50, "completion_tokens": 9, "total_tokens": 59}})
 	fmt.Fprint(w, "data: [DONE]\n\n")
 	fl.Flush()
+}
+
+// summary answers a summarization call with one chunk.
+func (m *scriptedModel) summary(w http.ResponseWriter) {
+	w.Header().Set("Content-Type", "text/event-stream")
+	b, _ := json.Marshal(map[string]any{"id": "x", "object": "chat.completion.chunk", "created": 1, "model": "scripted",
+		"choices": []any{map[string]any{"index": 0, "delta": map[string]any{"role": "assistant", "content": "The user asked how to install."}, "finish_reason": "stop"}}})
+	fmt.Fprintf(w, "data: %s\n\ndata: [DONE]\n\n", b)
 }
 
 func modelEnv(m *scriptedModel, extra map[string]string) map[string]string {
@@ -292,5 +313,57 @@ func TestLongLocalModelCallOutlastsTheWorkflowTaskTimeout(t *testing.T) {
 	eventually(t, 20*time.Second, "the turn stored once", func() bool {
 		n, _ := a.d.DB.NewSelect().Model((*models.ChatMessage)(nil)).Where("role = 'assistant' AND message_seq IS NOT NULL").Count(context.Background())
 		return n == 1
+	})
+}
+
+// Answers that are not streamed (stream=false, non-stream chat completions)
+// come back once the run's last event exists: storing the turn and
+// summarizing the thread happen after, without delaying them. Here every
+// summarization call is held until both answers are in.
+func TestNonStreamAnswersDoNotWaitForSummarization(t *testing.T) {
+	m := newScriptedModel(t)
+	m.summaryGate = make(chan struct{})
+	a := newApp(t, "postgres", modelEnv(m, map[string]string{"AGENT_SUMMARY_TRIGGER_MSG_COUNT": "2", "AGENT_SUMMARY_KEEP_LAST_N": "1"}))
+	released := false
+	defer func() {
+		if !released {
+			close(m.summaryGate)
+		}
+	}()
+	site := a.site("NoWait")
+	a.waitStatus(a.newDoc(site, "Installation", installDoc, "published"), "completed")
+	base := a.listen()
+	// A reader that waited for the held summarization would get its answer
+	// only when the workflow task timeout (10 s) forces the run's open task
+	// to complete: the client gives up before that.
+	c := &http.Client{Timeout: 8 * time.Second}
+	post := func(path, body string) map[string]any {
+		res, err := c.Post(base+path, "application/json", strings.NewReader(body))
+		if err != nil {
+			t.Fatalf("POST %s (waiting for the summary?): %v", path, err)
+		}
+		defer res.Body.Close()
+		var out map[string]any
+		raw, _ := io.ReadAll(res.Body)
+		if res.StatusCode != 200 || json.Unmarshal(raw, &out) != nil {
+			t.Fatalf("POST %s: %d %s", path, res.StatusCode, raw)
+		}
+		return out
+	}
+	resp := post("/v1/chat/responses", fmt.Sprintf(`{"input":"install?","stream":false,"user":"u","filter":{"site_id":%d}}`, site))
+	if b, _ := json.Marshal(resp["output"]); !strings.Contains(string(b), "Download the archive") || resp["usage"] == nil {
+		t.Fatalf("stream=false answer: %v", resp)
+	}
+	comp := post("/v1/chat/completions", fmt.Sprintf(`{"model":"scripted","messages":[{"role":"user","content":"install?"}],"filter":{"site_id":%d}}`, site))
+	if b, _ := json.Marshal(comp["choices"]); !strings.Contains(string(b), "Download the archive") {
+		t.Fatalf("chat completion: %v", comp)
+	}
+	// Both turns are long enough to summarize; the calls wait on the gate.
+	eventually(t, 20*time.Second, "both summarization calls", func() bool { return m.summarizing.Load() == 2 })
+	released = true
+	close(m.summaryGate)
+	eventually(t, 20*time.Second, "the summaries to be stored", func() bool {
+		n, _ := a.d.DB.NewSelect().Table("chat_sessions").Where("summary <> ''").Count(context.Background())
+		return n == 2
 	})
 }
