@@ -83,7 +83,8 @@ type ModelTurnInput struct {
 const (
 	// ErrClientGone: the reader in this process went away (Hub.Cancel).
 	ErrClientGone = "ClientGone"
-	// ErrStreamTimeout: the call reached ModelTurnInput.DeadlineMs.
+	// ErrStreamTimeout: the call reached ModelTurnInput.DeadlineMs (or a
+	// search SearchInput.DeadlineMs).
 	ErrStreamTimeout = "StreamTimeout"
 )
 
@@ -455,6 +456,10 @@ type SearchInput struct {
 	TenantID   int64
 	SiteID     int64
 	Arguments  string // the tool call's JSON arguments
+	// DeadlineMs is when the stream times out (Unix ms): a search still
+	// running then stops with ErrStreamTimeout (no timer of the run can
+	// interrupt a local activity).
+	DeadlineMs int64
 }
 
 // SourceRef is one cited document of a search result.
@@ -497,6 +502,19 @@ const FragmentSeparator = "\n[...]\n"
 // published, completed documents, reranks unless disabled, merges fragments
 // per document and stores the result under the tool call id.
 func (a *Chat) Search(ctx context.Context, in SearchInput) (SearchResult, error) {
+	if in.DeadlineMs > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithDeadlineCause(ctx, time.UnixMilli(in.DeadlineMs), errStreamDeadline)
+		defer cancel()
+	}
+	res, err := a.search(ctx, in)
+	if err != nil && errors.Is(context.Cause(ctx), errStreamDeadline) {
+		return res, temporal.NewNonRetryableApplicationError("the stream deadline passed during the search", ErrStreamTimeout, err)
+	}
+	return res, err
+}
+
+func (a *Chat) search(ctx context.Context, in SearchInput) (SearchResult, error) {
 	start := time.Now()
 	var args struct {
 		Query string `json:"query"`

@@ -337,7 +337,7 @@ func (r *chatRun) agent(ctx workflow.Context) {
 			return
 		}
 		results := r.runTools(ctx, msg.ToolCalls)
-		if ctx.Err() != nil {
+		if ctx.Err() != nil || r.timedOut {
 			return
 		}
 		for i, tc := range msg.ToolCalls {
@@ -385,10 +385,15 @@ func (r *chatRun) runTools(ctx workflow.Context, calls []llm.ToolCall) []activit
 		}
 		pending++
 		f := workflow.ExecuteLocalActivity(workflow.WithLocalActivityOptions(ctx, searchOptions), a.Search, activities.SearchInput{
-			ThreadID: r.in.ThreadID, ToolCallID: tc.ID, TenantID: r.in.TenantID, SiteID: r.in.SiteID, Arguments: tc.Arguments})
+			ThreadID: r.in.ThreadID, ToolCallID: tc.ID, TenantID: r.in.TenantID, SiteID: r.in.SiteID, Arguments: tc.Arguments,
+			DeadlineMs: r.deadline})
 		sel.AddFuture(f, func(f workflow.Future) {
 			var res activities.SearchResult
 			if err := f.Get(ctx, &res); err != nil {
+				var ae *temporal.ApplicationError
+				if errors.As(err, &ae) && ae.Type() == activities.ErrStreamTimeout {
+					r.timedOut = true
+				}
 				res = activities.SearchResult{ToolCallID: tc.ID, Hash: "error:" + tc.ID}
 			}
 			results[i] = res
@@ -437,7 +442,7 @@ func (r *chatRun) persist(ctx workflow.Context) {
 		extra["trace"] = map[string]any{"ttfb": r.firstMs, "first_token": r.textMs,
 			"total": workflow.Now(ctx).UnixMilli() - r.in.StartedAtMs}
 	}
-	in := activities.PersistInput{ThreadID: r.in.ThreadID, Turn: r.in.Turn, Messages: r.turn, Final: r.final,
+	in := activities.PersistInput{ThreadID: r.in.ThreadID, Turn: r.in.Turn, Messages: answeredOnly(r.turn), Final: r.final,
 		Sources: r.sources, Extra: extra, ToolElapsed: r.elapsed, TotalMs: workflow.Now(ctx).UnixMilli() - r.in.StartedAtMs,
 		SourceOffset: r.offset}
 	var res activities.PersistResult
@@ -445,6 +450,37 @@ func (r *chatRun) persist(ctx workflow.Context) {
 		res.Messages = -1
 	}
 	r.stored = res.Messages
+}
+
+// answeredOnly is the turn without the tool calls that got no result (the
+// calls of a model cut off two iterations past the limit, or of a run
+// stopped during its tools stage): the stored conversation pairs every
+// assistant tool call with its tool message. An assistant message left
+// without calls is dropped (its text, if any, is the final answer).
+func answeredOnly(turn []activities.TurnMessage) []activities.TurnMessage {
+	answered := map[string]bool{}
+	for _, m := range turn {
+		if m.Role == llm.RoleTool {
+			answered[m.ToolCallID] = true
+		}
+	}
+	out := make([]activities.TurnMessage, 0, len(turn))
+	for _, m := range turn {
+		if m.Role == llm.RoleAssistant && len(m.ToolCalls) > 0 {
+			var calls []llm.ToolCall
+			for _, tc := range m.ToolCalls {
+				if answered[tc.ID] {
+					calls = append(calls, tc)
+				}
+			}
+			if len(calls) == 0 {
+				continue
+			}
+			m.ToolCalls = calls
+		}
+		out = append(out, m)
+	}
+	return out
 }
 
 func (r *chatRun) emit(payload map[string]any) {

@@ -32,14 +32,15 @@ func toolCall(id string) llm.Message {
 // chatEnv mocks the chat activities; model answers with the scripted messages
 // (the last one repeats) and records every input it got.
 type chatEnv struct {
-	env      *testsuite.TestWorkflowEnvironment
-	runner   *ChatRunner // nil: the hub-less ChatRun
-	local    []bool      // per model call: ran as a local activity
-	inputs   []activities.ModelTurnInput
-	searches []activities.SearchInput
-	persist  *activities.PersistInput
-	summary  int
-	stored   int // the thread's message count Persist reports
+	env        *testsuite.TestWorkflowEnvironment
+	runner     *ChatRunner // nil: the hub-less ChatRun
+	local      []bool      // per model call: ran as a local activity
+	inputs     []activities.ModelTurnInput
+	searches   []activities.SearchInput
+	persist    *activities.PersistInput
+	summary    int
+	stored     int                                // the thread's message count Persist reports
+	failSearch func(activities.SearchInput) error // non-nil: a search error instead of the result
 }
 
 func newChatEnv(t *testing.T, script []llm.Message, search func(in activities.SearchInput) activities.SearchResult) *chatEnv {
@@ -57,6 +58,11 @@ func newChatEnv(t *testing.T, script []llm.Message, search func(in activities.Se
 	ce.env.OnActivity(a.Search, mock.Anything, mock.Anything).Return(
 		func(ctx context.Context, in activities.SearchInput) (activities.SearchResult, error) {
 			ce.searches = append(ce.searches, in)
+			if ce.failSearch != nil {
+				if err := ce.failSearch(in); err != nil {
+					return activities.SearchResult{}, err
+				}
+			}
 			return search(in), nil
 		})
 	ce.env.OnActivity(a.Persist, mock.Anything, mock.Anything).Return(
@@ -167,6 +173,53 @@ func TestChatIterationGuardForcesStopEvenAboveTheLimit(t *testing.T) {
 	}
 	if notice := ce.inputs[2].Turn[len(ce.inputs[2].Turn)-1].Notice; notice != activities.ForceStopNotice {
 		t.Fatalf("force-stop not injected as a tool message: %q", notice)
+	}
+}
+
+// The calls of a model cut off past the limit never ran: the stored turn
+// pairs every assistant tool call with its tool message.
+func TestChatStoredTurnHasOnlyAnsweredToolCalls(t *testing.T) {
+	ce := newChatEnv(t, []llm.Message{toolCall("c1"), toolCall("c2"), toolCall("c3"), toolCall("c4")}, func(in activities.SearchInput) activities.SearchResult {
+		r := found(in)
+		r.Hash = in.ToolCallID
+		return r
+	})
+	in := chatInput()
+	in.MaxIterations = 2
+	ce.run(t, in)
+	if len(ce.inputs) != 4 || len(ce.searches) != 3 {
+		t.Fatalf("model calls %d searches %d", len(ce.inputs), len(ce.searches))
+	}
+	var got []string
+	for _, m := range ce.persist.Messages {
+		for _, tc := range m.ToolCalls {
+			got = append(got, "call:"+tc.ID)
+		}
+		if m.Role == llm.RoleTool {
+			got = append(got, "tool:"+m.ToolCallID)
+		}
+	}
+	if want := "call:c1,tool:c1,call:c2,tool:c2,call:c3,tool:c3"; strings.Join(got, ",") != want {
+		t.Fatalf("stored turn %v, want %s", got, want)
+	}
+}
+
+// A search still running at the stream deadline ends the turn with the
+// timeout notice; the model is not called again.
+func TestChatSearchPastTheDeadlineEndsWithTimeoutNotice(t *testing.T) {
+	ce := newChatEnv(t, []llm.Message{toolCall("c1"), {Role: "assistant", Content: "never"}}, found)
+	ce.failSearch = func(in activities.SearchInput) error {
+		if in.DeadlineMs != chatInput().StartedAtMs+chatInput().TimeoutMs {
+			t.Errorf("search deadline %d", in.DeadlineMs)
+		}
+		return temporal.NewNonRetryableApplicationError("deadline", activities.ErrStreamTimeout, errors.New("deadline"))
+	}
+	ce.run(t, chatInput())
+	if len(ce.inputs) != 1 || len(ce.searches) != 1 {
+		t.Fatalf("model calls %d searches %d", len(ce.inputs), len(ce.searches))
+	}
+	if ce.persist.Final != TimeoutNotice {
+		t.Fatalf("stored answer %q", ce.persist.Final)
 	}
 }
 
