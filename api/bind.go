@@ -167,7 +167,11 @@ func kindName(t reflect.Type) string {
 // 400; wrong types, unknown fields and rule violations are 422 naming the
 // field.
 func bindJSON(c *fiber.Ctx, dst any) error {
-	body := c.Body()
+	return bindJSONBody(c.Body(), dst)
+}
+
+// bindJSONBody is bindJSON for a body at hand.
+func bindJSONBody(body []byte, dst any) error {
 	if len(bytes.TrimSpace(body)) == 0 {
 		return Invalid("request body is required")
 	}
@@ -200,7 +204,11 @@ func decodeError(err error) error {
 		if field == "" {
 			field = "body"
 		}
-		return Invalid("%s: must be %s, got %s", field, typeErr.Type.String(), typeErr.Value)
+		want := typeErr.Type.String()
+		if typeErr.Type.Kind() == reflect.Map {
+			want = "a JSON object"
+		}
+		return Invalid("%s: must be %s, got %s", field, want, typeErr.Value)
 	case errors.As(err, &synErr), errors.Is(err, io.ErrUnexpectedEOF):
 		return BadRequest("malformed JSON: %v", err)
 	case strings.HasPrefix(err.Error(), "json: unknown field"):

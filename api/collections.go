@@ -68,6 +68,7 @@ type ClientTreeQuery struct {
 type CollectionCreate struct {
 	Title    string `json:"title" validate:"required,max=200"`
 	SiteID   int64  `json:"site_id" validate:"required,min=1"`
+	TenantID int64  `json:"tenant_id" doc:"optional; must be the site's tenant (400 otherwise)" validate:"min=0"`
 	ParentID *int64 `json:"parent_id" doc:"parent collection of the same site; null or absent: a root collection" validate:"omitempty,min=1"`
 	Order    *int   `json:"order" doc:"stored as given; absent: after the last sibling" validate:"omitempty,min=0,max=1000000"`
 }
@@ -193,6 +194,9 @@ func (s *Server) createCollection(c *fiber.Ctx) error {
 	}
 	site, err := s.bodySite(c, in.SiteID, EditorUp)
 	if err != nil {
+		return err
+	}
+	if err := siteTenant(site, in.TenantID); err != nil {
 		return err
 	}
 	col := &models.Collection{TenantID: site.TenantID, SiteID: site.ID, ParentID: in.ParentID, Title: title}

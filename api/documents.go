@@ -102,16 +102,19 @@ type ClientDocumentDetailQuery struct {
 
 // DocumentCreate is the body of POST /documents.
 type DocumentCreate struct {
-	Title        string   `json:"title" validate:"required,max=200"`
-	SiteID       int64    `json:"site_id" validate:"required,min=1"`
-	CollectionID *int64   `json:"collection_id" doc:"a collection of the same site" validate:"omitempty,min=1"`
-	Author       string   `json:"author" validate:"max=100"`
-	Content      string   `json:"content" doc:"Markdown"`
-	Summary      string   `json:"summary" validate:"max=5000"`
-	CoverImage   string   `json:"cover_image" validate:"max=1000"`
-	Category     string   `json:"category" validate:"max=100"`
-	Status       string   `json:"status" doc:"draft (default) | published" validate:"omitempty,oneof=draft published"`
-	Tags         []string `json:"tags" validate:"max=50,dive,max=50"`
+	Title        string         `json:"title" validate:"required,max=200"`
+	SiteID       int64          `json:"site_id" validate:"required,min=1"`
+	TenantID     int64          `json:"tenant_id" doc:"optional; must be the site's tenant (400 otherwise)" validate:"min=0"`
+	CollectionID *int64         `json:"collection_id" doc:"a collection of the same site" validate:"omitempty,min=1"`
+	Author       string         `json:"author" validate:"max=100"`
+	Content      string         `json:"content" doc:"Markdown"`
+	Summary      string         `json:"summary" validate:"max=5000"`
+	CoverImage   string         `json:"cover_image" validate:"max=1000"`
+	Category     string         `json:"category" validate:"max=100"`
+	Status       string         `json:"status" doc:"draft (default) | published" validate:"omitempty,oneof=draft published"`
+	VectorStatus string         `json:"vector_status" enum:"none,pending" doc:"none (default): the server decides; pending: vectorize now as :vectorize does (site_admin or admin); the other states are the server's (422)" validate:"omitempty,oneof=none pending"`
+	Tags         []string       `json:"tags" validate:"max=50,dive,max=50"`
+	ParseMeta    map[string]any `json:"parse_meta" doc:"parser metadata, a JSON object or null; shown by document details (null in lists)"`
 }
 
 // DocumentUpdate is the body of PUT /documents/{id}; absent fields are kept
@@ -125,6 +128,7 @@ type DocumentUpdate struct {
 	CoverImage   *string   `json:"cover_image" validate:"omitempty,max=1000"`
 	Category     *string   `json:"category" validate:"omitempty,max=100"`
 	Status       *string   `json:"status" validate:"omitempty,oneof=draft published"`
+	VectorStatus *string   `json:"vector_status" enum:"none,pending" doc:"none: the server decides; pending: vectorize now as :vectorize does (site_admin or admin); the other states are the server's (422)" validate:"omitempty,oneof=none pending"`
 	Tags         *[]string `json:"tags" validate:"omitempty,max=50,dive,max=50"`
 }
 
@@ -491,7 +495,30 @@ func (s *Server) documentDetail(c *fiber.Ctx, row *db.DocumentWithSite) (Documen
 	}
 	out := documentResponse(&row.Document, true, chains)
 	out.SiteName, out.SiteSlug, out.TenantSlug = row.SiteName, row.SiteSlug, row.TenantSlug
+	out.ParseMeta = decodeParseMeta(row.ParseMeta)
 	return out, nil
+}
+
+// encodeParseMeta stores a parse_meta object as JSON text; nil stays NULL.
+func encodeParseMeta(meta map[string]any) *string {
+	if meta == nil {
+		return nil
+	}
+	s := mustJSON(meta)
+	return &s
+}
+
+// decodeParseMeta reads the stored parse_meta; NULL (or anything that is not
+// an object) is nil, shown as null.
+func decodeParseMeta(raw *string) map[string]any {
+	if raw == nil {
+		return nil
+	}
+	var meta map[string]any
+	if json.Unmarshal([]byte(*raw), &meta) != nil {
+		return nil
+	}
+	return meta
 }
 
 func documentResponse(d *models.Document, withContent bool, chains map[int64]db.CollectionNode) DocumentResponse {
@@ -597,10 +624,20 @@ func (s *Server) loadDocument(c *fiber.Ctx, need Perm) (*models.Document, error)
 	return loadScoped(c, need, "document", s.d.DB.GetDocument, func(d *models.Document) int64 { return d.SiteID })
 }
 
-// afterSave runs the vectorization hook of a committed write. The write is
-// already committed, so a hook failure is logged rather than turned into an
-// error response that would invite the client to repeat the write.
-func (s *Server) afterSave(c *fiber.Ctx, before, after *models.Document) {
+// afterSave runs the vectorization hook of a committed write, or, when the
+// body asked for it (vector_status pending, see vectorRequest), starts the
+// document's vectorization as :vectorize does instead. The write is already
+// committed, so a failure is logged rather than turned into an error
+// response that would invite the client to repeat the write (a failed start
+// leaves the document failed with its vector_error).
+func (s *Server) afterSave(c *fiber.Ctx, before, after *models.Document, vectorize bool) {
+	if vectorize {
+		if _, err := s.queueVectorize(c, after.ID); err != nil {
+			s.log.Warn("requested vectorization not started", "document_id", after.ID, "err", err,
+				"request_id", c.Locals(requestIDKey))
+		}
+		return
+	}
 	if err := s.afterDocumentSave(c, before, after); err != nil {
 		s.log.Warn("after document save hook failed", "document_id", after.ID, "err", err,
 			"request_id", c.Locals(requestIDKey))
@@ -686,6 +723,13 @@ func (s *Server) createDocument(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
+	if err := siteTenant(site, in.TenantID); err != nil {
+		return err
+	}
+	vectorize, err := s.vectorRequest(c, site.ID, in.VectorStatus)
+	if err != nil {
+		return err
+	}
 	status := in.Status
 	if status == "" {
 		status = models.DocDraft
@@ -693,11 +737,12 @@ func (s *Server) createDocument(c *fiber.Ctx) error {
 	doc := &models.Document{TenantID: site.TenantID, SiteID: site.ID, CollectionID: in.CollectionID,
 		Title: title, Content: in.Content, Summary: in.Summary, CoverImage: in.CoverImage,
 		Category: in.Category, Author: in.Author, Tags: cleanTags(in.Tags), Status: status,
-		VectorStatus: models.VecNone, ContentVersion: 1, ReadingTime: readingTime(in.Content)}
+		VectorStatus: models.VecNone, ContentVersion: 1, ReadingTime: readingTime(in.Content),
+		ParseMeta: encodeParseMeta(in.ParseMeta)}
 	if err := s.d.DB.CreateDocument(c.UserContext(), doc); err != nil {
 		return treeError(err)
 	}
-	s.afterSave(c, nil, doc)
+	s.afterSave(c, nil, doc, vectorize)
 	return s.respondDetail(c, doc.ID, true)
 }
 
@@ -716,6 +761,12 @@ func (s *Server) updateDocument(c *fiber.Ctx) error {
 			return err
 		}
 		in.Title = &t
+	}
+	var requested string
+	setIf(&requested, in.VectorStatus)
+	vectorize, err := s.vectorRequest(c, doc.SiteID, requested)
+	if err != nil {
+		return err
 	}
 	setCollection := bodyHas(c, "collection_id")
 	before, after, err := s.d.DB.UpdateDocument(c.UserContext(), doc.ID, func(d *models.Document) error {
@@ -743,7 +794,7 @@ func (s *Server) updateDocument(c *fiber.Ctx) error {
 	if err != nil {
 		return treeError(err)
 	}
-	s.afterSave(c, before, after)
+	s.afterSave(c, before, after, vectorize)
 	s.forgetDocuments(doc.ID)
 	return s.respondDetail(c, doc.ID, false)
 }

@@ -384,6 +384,15 @@ func (s *Server) bodySite(c *fiber.Ctx, siteID int64, need Perm) (*models.Site, 
 	return site, nil
 }
 
+// siteTenant checks the optional tenant_id of a body naming a site: absent
+// (0) or the site's tenant is accepted, any other tenant is 400.
+func siteTenant(site *models.Site, tenantID int64) error {
+	if tenantID != 0 && tenantID != site.TenantID {
+		return BadRequest("tenant_id: site %d belongs to tenant %d, not %d", site.ID, site.TenantID, tenantID)
+	}
+	return nil
+}
+
 // loadScoped reads the {id} resource with get (404 naming what when it does
 // not exist) and checks the caller may act on its site at level need.
 func loadScoped[T any](c *fiber.Ctx, need Perm, what string, get func(context.Context, int64) (*T, error), siteOf func(*T) int64) (*T, error) {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 	"github.com/lorekb/lore/internal/deps"
+	"github.com/lorekb/lore/models"
 	"github.com/lorekb/lore/workflows"
 )
 
@@ -57,6 +58,24 @@ func (s *Server) vectorizeDocument(c *fiber.Ctx) error {
 		return err
 	}
 	return s.vectorResult(c, doc.ID, jobID)
+}
+
+// vectorRequest reads the vector_status of a document create or update body
+// (validation has kept none and pending): absent or none leave vectorization
+// to the server; pending asks for it now, which is the :vectorize request and
+// so needs the same right (site_admin or admin on the site, 403 otherwise)
+// and the workflow engine (503), both checked before anything is written.
+func (s *Server) vectorRequest(c *fiber.Ctx, siteID int64, status string) (bool, error) {
+	if status != models.VecPending {
+		return false, nil
+	}
+	if err := requireSite(c, siteID, SiteAdminUp); err != nil {
+		return false, err
+	}
+	if _, err := s.temporalClient(); err != nil {
+		return false, err
+	}
+	return true, nil
 }
 
 // queueVectorize marks the document pending and signals-with-start its

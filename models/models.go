@@ -115,6 +115,7 @@ type Document struct {
 	ChunkCount     int        `bun:"chunk_count,notnull,default:0" json:"chunk_count"`
 	Views          int64      `bun:"views,notnull,default:0" json:"views"`
 	ReadingTime    int        `bun:"reading_time,notnull,default:0" json:"reading_time"`
+	ParseMeta      *string    `bun:"parse_meta" json:"-"` // JSON object given on create (parser metadata); NULL when none
 	CreatedAt      time.Time  `bun:"created_at,notnull" json:"created_at"`
 	UpdatedAt      time.Time  `bun:"updated_at,notnull" json:"updated_at"`
 }

@@ -42,9 +42,10 @@ type DocumentFilter struct {
 	Limit, Offset   int
 }
 
-// ListDocuments returns a page of documents and the total. Keyword search is
-// a case-insensitive substring match of title, summary or content with LIKE
-// metacharacters escaped: ILIKE on PostgreSQL, LIKE on SQLite.
+// ListDocuments returns a page of documents (without parse_meta) and the
+// total. Keyword search is a case-insensitive substring match of title,
+// summary or content with LIKE metacharacters escaped: ILIKE on PostgreSQL,
+// LIKE on SQLite.
 //
 // On PostgreSQL a keyword list is one statement (see listDocumentsByKeyword):
 // the matching ids are found once, through the trigram indexes whenever the
@@ -61,7 +62,8 @@ func (d *DB) ListDocuments(ctx context.Context, f DocumentFilter) ([]models.Docu
 		return d.listDocumentsByKeyword(ctx, f, orderBy, dir)
 	}
 	var docs []models.Document
-	q := d.NewSelect().Model(&docs)
+	// Lists never show parse_meta (WIRE §2: null in lists): it is not read.
+	q := d.NewSelect().Model(&docs).ExcludeColumn("parse_meta")
 	if f.ExcludeContent {
 		q = q.ExcludeColumn("content")
 	}
@@ -287,13 +289,13 @@ func hasTrigram(kw string) bool {
 	return false
 }
 
-// documentColumns names the columns of documents, without content unless
-// withContent.
+// documentColumns names the columns of documents a list reads: never
+// parse_meta, and content only when withContent.
 func documentColumns(d *DB, withContent bool) []string {
 	fields := d.Table(reflect.TypeFor[models.Document]()).Fields
 	cols := make([]string, 0, len(fields))
 	for _, f := range fields {
-		if withContent || f.Name != "content" {
+		if f.Name != "parse_meta" && (withContent || f.Name != "content") {
 			cols = append(cols, f.Name)
 		}
 	}

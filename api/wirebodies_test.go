@@ -1,0 +1,310 @@
+package api
+
+import (
+	"context"
+	"encoding/json"
+	"reflect"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/lorekb/lore/models"
+	"github.com/lorekb/lore/workflows"
+	"go.temporal.io/sdk/client"
+)
+
+// fakeTemporal stands in for the workflow engine: it records the ids of the
+// workflows the API starts. Any other method of client.Client is absent (a
+// call panics), so a test sees every use.
+type fakeTemporal struct {
+	client.Client
+	mu      sync.Mutex
+	started []string
+}
+
+func (f *fakeTemporal) record(id string) (client.WorkflowRun, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.started = append(f.started, id)
+	return fakeRun{id: id}, nil
+}
+
+// SignalWithStartWorkflow records the workflow id.
+func (f *fakeTemporal) SignalWithStartWorkflow(_ context.Context, id, _ string, _ any, _ client.StartWorkflowOptions, _ any, _ ...any) (client.WorkflowRun, error) {
+	return f.record(id)
+}
+
+// ExecuteWorkflow records the workflow id.
+func (f *fakeTemporal) ExecuteWorkflow(_ context.Context, o client.StartWorkflowOptions, _ any, _ ...any) (client.WorkflowRun, error) {
+	return f.record(o.ID)
+}
+
+func (f *fakeTemporal) ids() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]string(nil), f.started...)
+}
+
+type fakeRun struct {
+	client.WorkflowRun
+	id string
+}
+
+func (r fakeRun) GetID() string    { return r.id }
+func (r fakeRun) GetRunID() string { return "run-" + r.id }
+
+// kbTenant inserts a second tenant.
+func kbTenant(h *harness, slug string) *models.Tenant {
+	h.t.Helper()
+	now := time.Now().UTC()
+	tn := &models.Tenant{Slug: slug, Name: slug, CreatedAt: now, UpdatedAt: now}
+	if _, err := h.d.DB.NewInsert().Model(tn).Exec(context.Background()); err != nil {
+		h.t.Fatal(err)
+	}
+	return tn
+}
+
+// bodyCase is one request of a table of body fields: the status it must get
+// and, for a refusal, a text the message must contain. A refusal must leave
+// the database as it was.
+type bodyCase struct {
+	name   string
+	token  string
+	body   map[string]any
+	status int
+	want   string
+	check  func(t *testing.T, r *resp)
+}
+
+func runBodyCases(t *testing.T, h *harness, method, path string, base map[string]any, cases []bodyCase) {
+	t.Helper()
+	for _, tc := range cases {
+		body := map[string]any{}
+		for k, v := range base {
+			body[k] = v
+		}
+		for k, v := range tc.body {
+			body[k] = v
+		}
+		tok := tc.token
+		if tok == "" {
+			tok = h.admin
+		}
+		before := h.fingerprint()
+		r := h.do(method, path, body, tok)
+		if r.Status != tc.status || (r.Status >= 400 && r.Code != r.Status) {
+			t.Errorf("%s: status %d, want %d: %s", tc.name, r.Status, tc.status, r.Raw)
+			continue
+		}
+		if r.Status >= 400 {
+			if !strings.Contains(r.Msg, tc.want) {
+				t.Errorf("%s: message %q does not name %q", tc.name, r.Msg, tc.want)
+			}
+			if h.fingerprint() != before {
+				t.Errorf("%s: a refused request changed the database", tc.name)
+			}
+		}
+		if tc.check != nil {
+			tc.check(t, r)
+		}
+	}
+}
+
+func vectorStatusIs(want string) func(t *testing.T, r *resp) {
+	return func(t *testing.T, r *resp) {
+		t.Helper()
+		var d DocumentResponse
+		r.into(t, &d)
+		if d.VectorStatus != want {
+			t.Errorf("vector_status %q, want %q", d.VectorStatus, want)
+		}
+	}
+}
+
+func parseMetaIs(want map[string]any) func(t *testing.T, r *resp) {
+	return func(t *testing.T, r *resp) {
+		t.Helper()
+		var d DocumentResponse
+		r.into(t, &d)
+		if !reflect.DeepEqual(d.ParseMeta, want) {
+			t.Errorf("parse_meta %v, want %v: %s", d.ParseMeta, want, r.Data)
+		}
+	}
+}
+
+// serverManaged are the vector states only the server sets, and a value that
+// is no state at all: a body sending any of them is 422.
+var serverManaged = []string{"processing", "completed", "failed", "outdated", "indexed"}
+
+func TestDocumentCreateBodyFields(t *testing.T) {
+	eachDialect(t, func(t *testing.T, h *harness) {
+		site := kbSite(h, "Alpha")
+		acme := kbTenant(h, "acme")
+		editor := h.userToken(models.RoleEditor, site.ID)
+		meta := map[string]any{"parser": "pdf", "pages": 3.0, "outline": []any{"a", "b"}, "ocr": map[string]any{"lang": "en"}}
+		cases := []bodyCase{
+			{name: "tenant_id of the site", body: map[string]any{"tenant_id": site.TenantID}, status: 201},
+			{name: "tenant_id null", body: map[string]any{"tenant_id": nil}, status: 201},
+			{name: "tenant_id of another tenant", body: map[string]any{"tenant_id": acme.ID}, status: 400, want: "tenant_id"},
+			{name: "tenant_id of no tenant", body: map[string]any{"tenant_id": 999999}, status: 400, want: "tenant_id"},
+			{name: "tenant_id negative", body: map[string]any{"tenant_id": -1}, status: 422, want: "tenant_id"},
+			{name: "tenant_id a string", body: map[string]any{"tenant_id": "1"}, status: 422, want: "tenant_id"},
+			{name: "vector_status none", body: map[string]any{"vector_status": "none"}, status: 201, check: vectorStatusIs("none")},
+			{name: "vector_status pending without the workflow engine", body: map[string]any{"vector_status": "pending"},
+				status: 503, want: "workflow engine"},
+			{name: "vector_status pending as an editor", token: editor, body: map[string]any{"vector_status": "pending"},
+				status: 403},
+			{name: "vector_status none as an editor", token: editor, body: map[string]any{"vector_status": "none"}, status: 201},
+			{name: "parse_meta object", body: map[string]any{"parse_meta": meta}, status: 201, check: parseMetaIs(meta)},
+			{name: "parse_meta empty object", body: map[string]any{"parse_meta": map[string]any{}}, status: 201,
+				check: parseMetaIs(map[string]any{})},
+			{name: "parse_meta null", body: map[string]any{"parse_meta": nil}, status: 201, check: parseMetaIs(nil)},
+			{name: "parse_meta a string", body: map[string]any{"parse_meta": "pdf"}, status: 422, want: "parse_meta"},
+			{name: "parse_meta an array", body: map[string]any{"parse_meta": []int{1}}, status: 422, want: "parse_meta"},
+			{name: "parse_meta with NUL", body: map[string]any{"parse_meta": map[string]any{"k": "a\x00b"}}, status: 422,
+				want: "parse_meta.k"},
+		}
+		for _, v := range serverManaged {
+			cases = append(cases, bodyCase{name: "vector_status " + v, body: map[string]any{"vector_status": v},
+				status: 422, want: "vector_status"})
+		}
+		runBodyCases(t, h, "POST", adminPath+"/documents", map[string]any{"title": "T", "site_id": site.ID}, cases)
+
+		// parse_meta is stored with the document and shown by the details of
+		// both surfaces; lists show null (the key is always there); an update
+		// keeps it and cannot send it.
+		d := kbDocument(h, map[string]any{"title": "Parsed", "site_id": site.ID, "status": "published", "parse_meta": meta})
+		for _, path := range []string{adminPath + "/documents/" + itoa(d.ID), clientPath + "/documents/" + itoa(d.ID)} {
+			parseMetaIs(meta)(t, h.must(200, "GET", path, nil, h.admin))
+		}
+		for _, path := range []string{adminPath + "/documents?exclude_content=false", adminPath + "/documents?keyword=Parsed",
+			clientPath + "/documents?exclude_content=false", clientPath + "/documents?keyword=Parsed"} {
+			r := h.must(200, "GET", path, nil, h.admin)
+			var pg struct {
+				List []map[string]json.RawMessage `json:"list"`
+			}
+			r.into(t, &pg)
+			if len(pg.List) == 0 {
+				t.Fatalf("%s: empty", path)
+			}
+			for _, item := range pg.List {
+				if v, ok := item["parse_meta"]; !ok || string(v) != "null" {
+					t.Fatalf("%s: parse_meta %s, want null", path, v)
+				}
+			}
+		}
+		h.must(200, "PUT", adminPath+"/documents/"+itoa(d.ID), map[string]any{"title": "Parsed again"}, h.admin)
+		parseMetaIs(meta)(t, h.must(200, "GET", adminPath+"/documents/"+itoa(d.ID), nil, h.admin))
+		if r := h.do("PUT", adminPath+"/documents/"+itoa(d.ID), map[string]any{"parse_meta": nil}, h.admin); r.Status != 422 ||
+			!strings.Contains(r.Msg, "parse_meta") {
+			t.Fatalf("parse_meta on update: %d %s", r.Status, r.Raw)
+		}
+	})
+}
+
+func TestDocumentUpdateVectorStatus(t *testing.T) {
+	eachDialect(t, func(t *testing.T, h *harness) {
+		site := kbSite(h, "Alpha")
+		editor := h.userToken(models.RoleEditor, site.ID)
+		d := kbDocument(h, map[string]any{"title": "T", "site_id": site.ID})
+		kbSetDoc(h, d.ID, "vector_status = ?", models.VecCompleted)
+		cases := []bodyCase{
+			{name: "vector_status none", body: map[string]any{"vector_status": "none"}, status: 200, check: vectorStatusIs("completed")},
+			{name: "vector_status none with an edit", body: map[string]any{"vector_status": "none", "summary": "s"}, status: 200,
+				check: vectorStatusIs("completed")},
+			{name: "vector_status pending without the workflow engine", body: map[string]any{"vector_status": "pending"},
+				status: 503, want: "workflow engine"},
+			{name: "vector_status pending as an editor", token: editor, body: map[string]any{"vector_status": "pending", "summary": "x"},
+				status: 403},
+			{name: "vector_status null", body: map[string]any{"vector_status": nil}, status: 200, check: vectorStatusIs("completed")},
+		}
+		for _, v := range serverManaged {
+			cases = append(cases, bodyCase{name: "vector_status " + v, body: map[string]any{"vector_status": v, "summary": "y"},
+				status: 422, want: "vector_status"})
+		}
+		runBodyCases(t, h, "PUT", adminPath+"/documents/"+itoa(d.ID), nil, cases)
+	})
+}
+
+// TestVectorStatusPendingQueuesVectorization checks that vector_status
+// pending on create and update is the :vectorize request: the document is
+// pending and its vectorize workflow is started once, recorded as the same
+// kind of job, in automatic and manual mode alike.
+func TestVectorStatusPendingQueuesVectorization(t *testing.T) {
+	eachDialect(t, func(t *testing.T, h *harness) {
+		fake := &fakeTemporal{}
+		h.d.Temporal = fake
+		site := kbSite(h, "Alpha")
+		siteAdmin := h.userToken(models.RoleSiteAdmin, site.ID)
+		ctx := context.Background()
+		started := func(want ...int64) {
+			t.Helper()
+			var ids []string
+			for _, id := range want {
+				ids = append(ids, workflows.VectorizeDocID(id))
+			}
+			if got := fake.ids(); strings.Join(got, " ") != strings.Join(ids, " ") {
+				t.Fatalf("workflows started %v, want %v", got, ids)
+			}
+			fake.started = nil
+			for _, id := range want {
+				j, err := h.d.DB.GetJob(ctx, workflows.VectorizeDocID(id))
+				if err != nil || j.Kind != JobVectorizeDocument {
+					t.Fatalf("job of document %d: %+v %v", id, j, err)
+				}
+			}
+		}
+		var d DocumentResponse
+		// A published document in automatic mode: one start, not the hook's
+		// and the request's.
+		h.must(201, "POST", adminPath+"/documents", map[string]any{"title": "A", "site_id": site.ID,
+			"status": "published", "vector_status": "pending"}, siteAdmin).into(t, &d)
+		if d.VectorStatus != models.VecPending {
+			t.Fatalf("created: %+v", d)
+		}
+		started(d.ID)
+		h.must(201, "POST", adminPath+"/documents", map[string]any{"title": "B", "site_id": site.ID,
+			"vector_status": "pending"}, h.admin).into(t, &d)
+		started(d.ID)
+		// A draft without the request starts nothing; the update asks for it.
+		h.must(201, "POST", adminPath+"/documents", map[string]any{"title": "C", "site_id": site.ID}, h.admin).into(t, &d)
+		started()
+		kbSetDoc(h, d.ID, "vector_status = ?", models.VecFailed)
+		h.must(200, "PUT", adminPath+"/documents/"+itoa(d.ID), map[string]any{"vector_status": "pending"}, siteAdmin).into(t, &d)
+		if d.VectorStatus != models.VecPending {
+			t.Fatalf("updated: %+v", d)
+		}
+		started(d.ID)
+		// The same as :vectorize on the same document.
+		kbSetDoc(h, d.ID, "vector_status = ?", models.VecCompleted)
+		h.must(200, "POST", adminPath+"/documents/"+itoa(d.ID)+":vectorize", nil, siteAdmin)
+		row, _ := h.d.DB.GetDocument(ctx, d.ID)
+		if row.VectorStatus != models.VecPending {
+			t.Fatalf(":vectorize: %s", row.VectorStatus)
+		}
+		started(d.ID)
+	})
+}
+
+func TestCollectionCreateTenantID(t *testing.T) {
+	eachDialect(t, func(t *testing.T, h *harness) {
+		site := kbSite(h, "Alpha")
+		acme := kbTenant(h, "acme")
+		runBodyCases(t, h, "POST", adminPath+"/collections", map[string]any{"title": "C", "site_id": site.ID}, []bodyCase{
+			{name: "tenant_id of the site", body: map[string]any{"tenant_id": site.TenantID}, status: 201,
+				check: func(t *testing.T, r *resp) {
+					var c CollectionResponse
+					r.into(t, &c)
+					if c.TenantID != site.TenantID {
+						t.Errorf("tenant %d", c.TenantID)
+					}
+				}},
+			{name: "tenant_id absent", status: 201},
+			{name: "tenant_id of another tenant", body: map[string]any{"tenant_id": acme.ID}, status: 400, want: "tenant_id"},
+			{name: "tenant_id of no tenant", body: map[string]any{"tenant_id": 424242}, status: 400, want: "tenant_id"},
+			{name: "tenant_id negative", body: map[string]any{"tenant_id": -3}, status: 422, want: "tenant_id"},
+			{name: "tenant_id an object", body: map[string]any{"tenant_id": map[string]any{}}, status: 422, want: "tenant_id"},
+		})
+	})
+}
