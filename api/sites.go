@@ -86,6 +86,9 @@ type SiteCreate struct {
 	QuickQuestions    []QuickQuestion `json:"quick_questions" required:"false" validate:"max=50,dive"`
 	ShowPipelineTrace bool            `json:"show_pipeline_trace" required:"false"`
 	IsPublic          *bool           `json:"is_public" required:"false" doc:"EE; default true"`
+	AdminEmail        string          `json:"admin_email" required:"false" doc:"gives the site an administrator: an existing site_admin or editor with this email is assigned the site (an admin needs nothing); otherwise a new site_admin is created" validate:"omitempty,email,max=254"`
+	AdminName         string          `json:"admin_name" required:"false" doc:"name of a new administrator; default: the part of admin_email before @" validate:"max=100"`
+	AdminPassword     string          `json:"admin_password" required:"false" doc:"password of a new administrator (8..100; required when admin_email names no user)" validate:"omitempty,min=8,max=100"`
 }
 
 // SiteUpdate is the body of PUT /sites/{id}; absent (or null) fields are
@@ -475,10 +478,52 @@ func (s *Server) createSite(c *fiber.Ctx) error {
 	if err := s.siteConflict(c, st); err != nil {
 		return err
 	}
-	if err := s.d.DB.CreateSite(c.UserContext(), st); err != nil {
+	newAdmin, assignTo, err := s.siteAdmin(c, &in, st.TenantID)
+	if err != nil {
+		return err
+	}
+	if err := s.d.DB.CreateSiteWithAdmin(c.UserContext(), st, newAdmin, assignTo); err != nil {
+		if newAdmin != nil && errors.Is(err, db.ErrConflict) && strings.Contains(err.Error(), "email") {
+			return Conflict("admin_email: email %s is already used", newAdmin.Email)
+		}
 		return conflictFromDB(err, st)
 	}
 	return s.sendSite(c, st, http.StatusCreated)
+}
+
+// siteAdmin resolves the administrator SiteCreate's admin_* fields give a new
+// site, without writing anything: none without admin_email; an existing
+// site_admin or editor with that email is assigned the site (its name and
+// password are left alone, and an admin needs nothing); otherwise a new
+// active site_admin of the site's tenant is made with admin_name (default:
+// the part of the email before @) and admin_password, which is then
+// required (422). The caller writes the site and the user together.
+func (s *Server) siteAdmin(c *fiber.Ctx, in *SiteCreate, tenantID int64) (newUser *models.User, assignTo int64, err error) {
+	email := strings.TrimSpace(in.AdminEmail)
+	if email == "" {
+		if in.AdminName != "" || in.AdminPassword != "" {
+			return nil, 0, Invalid("admin_email: field required with admin_name or admin_password")
+		}
+		return nil, 0, nil
+	}
+	u, err := s.d.DB.UserByEmail(c.UserContext(), email)
+	switch {
+	case err == nil && u.Role == models.RoleAdmin:
+		return nil, 0, nil
+	case err == nil:
+		return nil, u.ID, nil
+	case !errors.Is(err, db.ErrNotFound):
+		return nil, 0, err
+	}
+	if in.AdminPassword == "" {
+		return nil, 0, Invalid("admin_password: field required for a new user (no user has email %s)", email)
+	}
+	name := strings.TrimSpace(in.AdminName)
+	if name == "" {
+		name, _, _ = strings.Cut(email, "@")
+	}
+	newUser, _, err = s.newUser(c, email, name, in.AdminPassword, models.RoleSiteAdmin, models.UserActive, nil, tenantID)
+	return newUser, 0, err
 }
 
 func (s *Server) updateSite(c *fiber.Ctx) error {

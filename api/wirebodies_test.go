@@ -3,6 +3,7 @@ package api
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"reflect"
 	"strings"
 	"sync"
@@ -306,5 +307,132 @@ func TestCollectionCreateTenantID(t *testing.T) {
 			{name: "tenant_id negative", body: map[string]any{"tenant_id": -3}, status: 422, want: "tenant_id"},
 			{name: "tenant_id an object", body: map[string]any{"tenant_id": map[string]any{}}, status: 422, want: "tenant_id"},
 		})
+	})
+}
+func TestSiteCreateAdministrator(t *testing.T) {
+	eachDialect(t, func(t *testing.T, h *harness) {
+		ctx := context.Background()
+		n := 0
+		name := func() string { n++; return fmt.Sprintf("Site %d", n) }
+		existing, email := map[string]int64{}, map[string]string{}
+		for _, role := range []string{models.RoleSiteAdmin, models.RoleEditor, models.RoleAdmin} {
+			h.userToken(role)
+			email[role] = fmt.Sprintf("%s%d@example.com", strings.ReplaceAll(role, "_", ""), h.users)
+			u, err := h.d.DB.UserByEmail(ctx, email[role])
+			if err != nil {
+				t.Fatal(err)
+			}
+			existing[role] = u.ID
+		}
+		siteIDs := func(userID int64) []int64 {
+			ids, err := h.d.DB.UserSiteIDs(ctx, userID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return ids
+		}
+		siteOf := func(r *resp) int64 {
+			var s SiteResponse
+			r.into(t, &s)
+			return s.ID
+		}
+		assigned := func(role string) func(t *testing.T, r *resp) {
+			return func(t *testing.T, r *resp) {
+				if ids := siteIDs(existing[role]); len(ids) == 0 || ids[len(ids)-1] != siteOf(r) {
+					t.Errorf("%s: sites %v, want the new site %d", role, ids, siteOf(r))
+				}
+			}
+		}
+		created := func(email, wantName string) func(t *testing.T, r *resp) {
+			return func(t *testing.T, r *resp) {
+				u, err := h.d.DB.UserByEmail(ctx, email)
+				if err != nil {
+					t.Errorf("%s not created: %v", email, err)
+					return
+				}
+				if u.Role != models.RoleSiteAdmin || u.Status != models.UserActive || u.Name != wantName ||
+					fmt.Sprint(siteIDs(u.ID)) != fmt.Sprint([]int64{siteOf(r)}) {
+					t.Errorf("%s: %+v sites %v", email, u, siteIDs(u.ID))
+				}
+				// The new administrator logs in with the password and reaches the site.
+				var login LoginResult
+				h.must(200, "POST", adminPath+"/users:login", map[string]any{"email": email, "password": "s3cret-pass"}, "").into(t, &login)
+				h.must(200, "PUT", adminSites+"/"+itoa(siteOf(r)), map[string]any{"description": "mine"}, login.Token)
+			}
+		}
+		usersBefore := kbCount(h, (*models.User)(nil))
+		var cases []bodyCase
+		add := func(tc bodyCase) {
+			tc.body["name"] = name()
+			cases = append(cases, tc)
+		}
+		add(bodyCase{name: "no admin fields", body: map[string]any{}, status: 201})
+		add(bodyCase{name: "existing site_admin", body: map[string]any{"admin_email": email[models.RoleSiteAdmin]}, status: 201,
+			check: assigned(models.RoleSiteAdmin)})
+		add(bodyCase{name: "existing editor, email in another case, name and password ignored",
+			body: map[string]any{"admin_email": strings.ToUpper(email[models.RoleEditor]), "admin_name": "X", "admin_password": "whatever1"}, status: 201,
+			check: assigned(models.RoleEditor)})
+		add(bodyCase{name: "existing admin", body: map[string]any{"admin_email": email[models.RoleAdmin]}, status: 201,
+			check: func(t *testing.T, r *resp) {
+				if ids := siteIDs(existing[models.RoleAdmin]); len(ids) != 0 {
+					t.Errorf("admin assigned %v", ids)
+				}
+			}})
+		add(bodyCase{name: "new user with a name", body: map[string]any{"admin_email": "boss@example.com", "admin_name": " Boss ",
+			"admin_password": "s3cret-pass"}, status: 201, check: created("boss@example.com", "Boss")})
+		add(bodyCase{name: "new user, default name", body: map[string]any{"admin_email": "Jane.Doe@example.com",
+			"admin_password": "s3cret-pass"}, status: 201, check: created("jane.doe@example.com", "Jane.Doe")})
+		add(bodyCase{name: "new user without a password", body: map[string]any{"admin_email": "nopw@example.com"},
+			status: 422, want: "admin_password"})
+		add(bodyCase{name: "password too short", body: map[string]any{"admin_email": "short@example.com", "admin_password": "1234567"},
+			status: 422, want: "admin_password"})
+		add(bodyCase{name: "password too long", body: map[string]any{"admin_email": "long@example.com",
+			"admin_password": strings.Repeat("p", 101)}, status: 422, want: "admin_password"})
+		add(bodyCase{name: "not an email", body: map[string]any{"admin_email": "boss", "admin_password": "s3cret-pass"},
+			status: 422, want: "admin_email"})
+		add(bodyCase{name: "password without an email", body: map[string]any{"admin_password": "s3cret-pass"},
+			status: 422, want: "admin_email"})
+		add(bodyCase{name: "name too long", body: map[string]any{"admin_email": "x@example.com", "admin_password": "s3cret-pass",
+			"admin_name": strings.Repeat("n", 101)}, status: 422, want: "admin_name"})
+		add(bodyCase{name: "email a number", body: map[string]any{"admin_email": 5}, status: 422, want: "admin_email"})
+		runBodyCases(t, h, "POST", adminSites, nil, cases)
+		if got := kbCount(h, (*models.User)(nil)); got != usersBefore+2 {
+			t.Fatalf("users %d, want %d", got, usersBefore+2)
+		}
+		// A site refused for its own fields creates no user either.
+		h.sitesNew(map[string]any{"name": "Taken"})
+		before := h.fingerprint()
+		h.must(409, "POST", adminSites, map[string]any{"name": "Taken", "admin_email": "late@example.com", "admin_password": "s3cret-pass"}, h.admin)
+		if h.fingerprint() != before {
+			t.Fatal("a refused site changed the database")
+		}
+	})
+}
+
+// TestSiteAndAdministratorAreOneWrite makes the user insert fail inside the
+// database: the site written before it in the same transaction is gone too.
+func TestSiteAndAdministratorAreOneWrite(t *testing.T) {
+	eachDialect(t, func(t *testing.T, h *harness) {
+		ctx := context.Background()
+		ddl := []string{`CREATE TRIGGER refuse_users BEFORE INSERT ON users BEGIN SELECT RAISE(ABORT, 'refused by the test'); END`}
+		if h.d.DB.Postgres() {
+			ddl = []string{
+				`CREATE FUNCTION refuse_users() RETURNS trigger AS $$ BEGIN RAISE EXCEPTION 'refused by the test'; END $$ LANGUAGE plpgsql`,
+				`CREATE TRIGGER refuse_users BEFORE INSERT ON users FOR EACH ROW EXECUTE FUNCTION refuse_users()`,
+			}
+		}
+		for _, q := range ddl {
+			if _, err := h.d.DB.ExecContext(ctx, q); err != nil {
+				t.Fatal(err)
+			}
+		}
+		sites := h.sitesCount()
+		r := h.do("POST", adminSites, map[string]any{"name": "Half", "admin_email": "half@example.com", "admin_password": "s3cret-pass"}, h.admin)
+		if r.Status < 500 {
+			t.Fatalf("status %d: %s", r.Status, r.Raw)
+		}
+		if h.sitesCount() != sites {
+			t.Fatal("the site was written without its administrator")
+		}
 	})
 }

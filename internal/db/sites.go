@@ -194,6 +194,32 @@ func truncateSlug(s string, n int) string {
 
 // CreateSite inserts a site; a unique violation is ErrConflict.
 func (d *DB) CreateSite(ctx context.Context, s *models.Site) error {
+	return Classify(insertSite(ctx, d.DB, s))
+}
+
+// CreateSiteWithAdmin inserts a site and gives it its administrator in the
+// same transaction, so that a failure leaves neither: newUser, when not nil,
+// is inserted (as CreateUser does) with the site assigned; otherwise the
+// existing user assignTo, when not 0, is assigned the site. A unique
+// violation (site name, slug or domain, or the new user's email) is
+// ErrConflict.
+func (d *DB) CreateSiteWithAdmin(ctx context.Context, s *models.Site, newUser *models.User, assignTo int64) error {
+	return d.Tx(ctx, func(ctx context.Context, tx bun.Tx) error {
+		if err := insertSite(ctx, tx, s); err != nil {
+			return err
+		}
+		switch {
+		case newUser != nil:
+			return insertUser(ctx, tx, newUser, []int64{s.ID})
+		case assignTo != 0:
+			_, err := tx.NewInsert().Model(&models.UserSite{UserID: assignTo, SiteID: s.ID}).Exec(ctx)
+			return err
+		}
+		return nil
+	})
+}
+
+func insertSite(ctx context.Context, db bun.IDB, s *models.Site) error {
 	now := time.Now().UTC()
 	s.CreatedAt, s.UpdatedAt = now, now
 	if s.QuickQuestions == "" {
@@ -205,9 +231,9 @@ func (d *DB) CreateSite(ctx context.Context, s *models.Site) error {
 	// bun writes DEFAULT for zero values of columns with a default (or omits
 	// them), which would turn is_public=false into true: list the columns and
 	// force the value, then read the row back.
-	_, err := d.NewInsert().Model(s).ExcludeColumn("id").Value("is_public", "?", s.IsPublic).
+	_, err := db.NewInsert().Model(s).ExcludeColumn("id").Value("is_public", "?", s.IsPublic).
 		Returning("*").Exec(ctx)
-	return Classify(err)
+	return err
 }
 
 // siteEditable are the columns a site update writes. The access password and

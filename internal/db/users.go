@@ -100,15 +100,20 @@ func (d *DB) ListUsers(ctx context.Context, f UserFilter) ([]models.User, int, e
 
 // CreateUser inserts a user with its site assignment.
 func (d *DB) CreateUser(ctx context.Context, u *models.User, siteIDs []int64) error {
+	return d.Tx(ctx, func(ctx context.Context, tx bun.Tx) error {
+		return insertUser(ctx, tx, u, siteIDs)
+	})
+}
+
+// insertUser inserts a user (email lowercased) with its site assignment in tx.
+func insertUser(ctx context.Context, tx bun.Tx, u *models.User, siteIDs []int64) error {
 	now := time.Now().UTC()
 	u.Email = strings.ToLower(strings.TrimSpace(u.Email))
 	u.CreatedAt, u.UpdatedAt = now, now
-	return d.Tx(ctx, func(ctx context.Context, tx bun.Tx) error {
-		if _, err := tx.NewInsert().Model(u).Exec(ctx); err != nil {
-			return err
-		}
-		return setUserSites(ctx, tx, u.ID, siteIDs)
-	})
+	if _, err := tx.NewInsert().Model(u).Exec(ctx); err != nil {
+		return err
+	}
+	return setUserSites(ctx, tx, u.ID, siteIDs)
 }
 
 // UpdateUser writes the user's columns and, when siteIDs is non-nil, replaces

@@ -2,6 +2,7 @@ package db_test
 
 import (
 	"context"
+	"errors"
 	"testing"
 
 	"github.com/lorekb/lore/internal/db"
@@ -41,6 +42,49 @@ func TestParseMetaMigrationAddsTheColumn(t *testing.T) {
 			docs, _, err := d.ListDocuments(ctx, f)
 			if err != nil || len(docs) != 1 || docs[0].ParseMeta != nil {
 				t.Fatalf("list %+v: %v %v", f, docs, err)
+			}
+		}
+	})
+}
+
+// TestCreateSiteWithAdminIsOneTransaction: when the administrator cannot be
+// written (its email is taken), the site is not written either; otherwise
+// both are, and an existing user is assigned the new site.
+func TestCreateSiteWithAdminIsOneTransaction(t *testing.T) {
+	dbtest.Each(t, func(t *testing.T, d *db.DB) {
+		ctx := context.Background()
+		tid, err := d.EnsureDefaultTenant(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		site := func(name string) *models.Site {
+			return &models.Site{TenantID: tid, Name: name, Slug: name, Status: models.SiteActive, IsPublic: true}
+		}
+		user := func(email string) *models.User {
+			return &models.User{TenantID: tid, Email: email, PasswordHash: "x", Role: models.RoleSiteAdmin, Status: models.UserActive}
+		}
+		taken := user("taken@example.com")
+		if err := d.CreateUser(ctx, taken, nil); err != nil {
+			t.Fatal(err)
+		}
+		if err := d.CreateSiteWithAdmin(ctx, site("half"), user("Taken@example.com"), 0); !errors.Is(err, db.ErrConflict) {
+			t.Fatalf("taken email: %v", err)
+		}
+		if n := countWhere(t, d, (*models.Site)(nil), "slug = ?", "half"); n != 0 {
+			t.Fatal("the site was written without its administrator")
+		}
+		fresh := user("fresh@example.com")
+		whole := site("whole")
+		if err := d.CreateSiteWithAdmin(ctx, whole, fresh, 0); err != nil {
+			t.Fatal(err)
+		}
+		assigned := site("assigned")
+		if err := d.CreateSiteWithAdmin(ctx, assigned, nil, taken.ID); err != nil {
+			t.Fatal(err)
+		}
+		for u, want := range map[int64]int64{fresh.ID: whole.ID, taken.ID: assigned.ID} {
+			if ids, err := d.UserSiteIDs(ctx, u); err != nil || len(ids) != 1 || ids[0] != want {
+				t.Fatalf("user %d sites %v %v, want [%d]", u, ids, err, want)
 			}
 		}
 	})
