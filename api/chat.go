@@ -343,32 +343,39 @@ func (s *Server) chatResponses(c *fiber.Ctx) error {
 func (s *Server) respondJSON(c *fiber.Ctx, st *startedTurn) error {
 	ctx, cancel := context.WithTimeout(c.UserContext(), s.d.Cfg.ChatStreamTimeout()+time.Minute)
 	defer cancel()
-	var text strings.Builder
-	var usage *ResponseUsage
-	err := s.followRun(ctx, st.WorkflowID, 0, func(ev workflows.ChatEvent) {
-		var e struct {
-			Type     string `json:"type"`
-			Delta    string `json:"delta"`
-			Response struct {
-				Usage *ResponseUsage `json:"usage"`
-			} `json:"response"`
-		}
-		_ = json.Unmarshal(ev.Data, &e)
-		switch e.Type {
-		case "response.output_text.delta":
-			text.WriteString(e.Delta)
-		case "response.completed":
-			usage = e.Response.Usage
-		}
-	}, nil, nil)
-	if err != nil {
+	var a answer
+	if err := s.followRun(ctx, st.WorkflowID, 0, a.add, nil, nil); err != nil {
 		return Unavailable("chat run: %v", err)
 	}
 	msgID := make([]byte, 6)
 	_, _ = rand.Read(msgID)
 	return c.JSON(ResponseObject{ID: st.ThreadID, Object: "response", CreatedAt: st.CreatedAt.Unix(), Status: "completed",
-		Model: st.Model, Usage: usage, Output: []ResponseOutput{{Type: "message", ID: "msg-" + hex.EncodeToString(msgID),
-			Role: "assistant", Content: []map[string]any{{"type": "output_text", "text": text.String()}}}}})
+		Model: st.Model, Usage: a.usage, Output: []ResponseOutput{{Type: "message", ID: "msg-" + hex.EncodeToString(msgID),
+			Role: "assistant", Content: []map[string]any{{"type": "output_text", "text": a.text.String()}}}}})
+}
+
+// answer collects the text and usage of a run's events, for answers that
+// are not streamed.
+type answer struct {
+	text  strings.Builder
+	usage *ResponseUsage
+}
+
+func (a *answer) add(ev workflows.ChatEvent) {
+	var e struct {
+		Type     string `json:"type"`
+		Delta    string `json:"delta"`
+		Response struct {
+			Usage *ResponseUsage `json:"usage"`
+		} `json:"response"`
+	}
+	_ = json.Unmarshal(ev.Data, &e)
+	switch e.Type {
+	case "response.output_text.delta":
+		a.text.WriteString(e.Delta)
+	case "response.completed":
+		a.usage = e.Response.Usage
+	}
 }
 
 func (s *Server) attachChat(c *fiber.Ctx) error {

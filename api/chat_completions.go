@@ -2,6 +2,7 @@ package api
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -11,6 +12,8 @@ import (
 	"net/http"
 	"strings"
 	"time"
+	"unicode/utf16"
+	"unicode/utf8"
 
 	"github.com/gofiber/fiber/v2"
 	"github.com/google/uuid"
@@ -19,8 +22,13 @@ import (
 	"github.com/lorekb/lore/workflows"
 )
 
-// ChatCompletionRequest is the chat-completions request (strict: unknown
-// fields are refused). filter and include_internal_events are extensions.
+// ChatCompletionRequest is the chat-completions request: the OpenAI request
+// (strict: fields OpenAI does not define are refused), plus the extensions
+// filter and include_internal_events. Lore answers with its own tools and
+// model settings: the client's tools, tool_choice, response format, logit
+// bias, log probabilities and the like are accepted and ignored. Before
+// decoding, the string "[undefined]" stands for an absent value and
+// serviceTier is an alias of service_tier (openAIBody).
 type ChatCompletionRequest struct {
 	Model         string                  `json:"model" validate:"max=200"`
 	Messages      []ChatCompletionMessage `json:"messages" validate:"required,min=1,max=500,dive"`
@@ -43,6 +51,77 @@ type ChatCompletionRequest struct {
 	Store                 *bool             `json:"store"`
 	Filter                *ChatFilter       `json:"filter"`
 	IncludeInternalEvents *bool             `json:"include_internal_events"`
+	// Accepted and ignored (see the type's comment).
+	Tools             json.RawMessage `json:"tools"`
+	ToolChoice        json.RawMessage `json:"tool_choice"`
+	ParallelToolCalls json.RawMessage `json:"parallel_tool_calls"`
+	Functions         json.RawMessage `json:"functions"`
+	FunctionCall      json.RawMessage `json:"function_call"`
+	ResponseFormat    json.RawMessage `json:"response_format"`
+	LogitBias         json.RawMessage `json:"logit_bias"`
+	Logprobs          json.RawMessage `json:"logprobs"`
+	TopLogprobs       json.RawMessage `json:"top_logprobs"`
+	ReasoningEffort   json.RawMessage `json:"reasoning_effort"`
+	Modalities        json.RawMessage `json:"modalities"`
+	Audio             json.RawMessage `json:"audio"`
+	Prediction        json.RawMessage `json:"prediction"`
+	WebSearchOptions  json.RawMessage `json:"web_search_options"`
+	Verbosity         json.RawMessage `json:"verbosity"`
+	PromptCacheKey    json.RawMessage `json:"prompt_cache_key"`
+	SafetyIdentifier  json.RawMessage `json:"safety_identifier"`
+}
+
+// openAIBody applies the conventions of OpenAI clients to a request body:
+// a value that is the string "[undefined]" (at any depth) is absent, and a
+// top-level serviceTier is service_tier. A body that is not a JSON object
+// comes back unchanged, for the strict decoder to name the problem.
+func openAIBody(raw []byte) []byte {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	var m map[string]any
+	if dec.Decode(&m) != nil || dec.More() {
+		return raw
+	}
+	changed := dropUndefined(m)
+	if v, ok := m["serviceTier"]; ok {
+		if _, dup := m["service_tier"]; !dup {
+			m["service_tier"] = v
+		}
+		delete(m, "serviceTier")
+		changed = true
+	}
+	if !changed {
+		return raw
+	}
+	b, err := json.Marshal(m)
+	if err != nil {
+		return raw
+	}
+	return b
+}
+
+// dropUndefined removes "[undefined]" values from objects under v and
+// reports whether it removed any.
+func dropUndefined(v any) bool {
+	changed := false
+	switch x := v.(type) {
+	case map[string]any:
+		for k, e := range x {
+			if e == "[undefined]" {
+				delete(x, k)
+				changed = true
+			} else if dropUndefined(e) {
+				changed = true
+			}
+		}
+	case []any:
+		for _, e := range x {
+			if dropUndefined(e) {
+				changed = true
+			}
+		}
+	}
+	return changed
 }
 
 // ChatCompletionMessage is one message of the request.
@@ -122,7 +201,7 @@ func (s *Server) chatCompletions(c *fiber.Ctx) error {
 		return err
 	}
 	var req ChatCompletionRequest
-	if err := bindJSON(c, &req); err != nil {
+	if err := bindJSONBody(openAIBody(c.Body()), &req); err != nil {
 		return err
 	}
 	siteID := q.SiteID
@@ -150,7 +229,7 @@ func (s *Server) botChatCompletions(c *fiber.Ctx) error {
 		return err
 	}
 	var req ChatCompletionRequest
-	if err := bindJSON(c, &req); err != nil {
+	if err := bindJSONBody(openAIBody(c.Body()), &req); err != nil {
 		return err
 	}
 	return s.completions(c, site, req, "bot_api")
@@ -216,46 +295,71 @@ func (s *Server) completions(c *fiber.Ctx, site *models.Site, req ChatCompletion
 		}
 		return s.completionJSON(c, st, "chatcmpl-"+uuid.NewString(), st.CreatedAt.Unix())
 	}
+	id := "chatcmpl-" + uuid.NewString()
 	st, err := s.prepareChatTurn(c.UserContext(), turn)
 	if err != nil {
-		return err
+		// A setup error streams one warning chunk, then [DONE] (WIRE §4).
+		var e *Error
+		if !errors.As(err, &e) {
+			return err
+		}
+		ch := chunker{id: id, model: req.Model, created: time.Now().Unix()}
+		setSSEHeaders(c)
+		return c.Status(http.StatusOK).SendString(fmt.Sprintf("data: %s\n\ndata: [DONE]\n\n",
+			ch.chunk("", map[string]any{"role": "assistant", "content": "⚠️ " + e.Msg}, "stop")))
 	}
-	id := "chatcmpl-" + uuid.NewString()
-	created := st.CreatedAt.Unix()
+	ch := chunker{id: id, model: st.Model, created: st.CreatedAt.Unix()}
 	internal := req.IncludeInternalEvents != nil && *req.IncludeInternalEvents
-	includeUsage := req.StreamOptions != nil && req.StreamOptions.IncludeUsage
-	chunk := func(delta map[string]any, finish any) []byte {
-		b, _ := json.Marshal(map[string]any{"id": id, "object": "chat.completion.chunk", "created": created, "model": st.Model,
-			"choices": []map[string]any{{"index": 0, "delta": delta, "finish_reason": finish}}})
-		return b
-	}
+	// The usage chunk goes out when the client asks for it, and on sites
+	// that show their pipeline trace (SPEC "Retrieval and chat behaviour" 9).
+	includeUsage := req.StreamOptions != nil && req.StreamOptions.IncludeUsage || site.ShowPipelineTrace
 	var usage map[string]int
 	s.pumpSSE(c, st.WorkflowID, 0, st.launch, func(w *bufio.Writer, ev *workflows.ChatEvent, done bool) {
 		switch {
 		case ev == nil && !done:
-			fmt.Fprintf(w, "data: %s\n\n", chunk(map[string]any{"role": "assistant", "content": ""}, nil))
+			fmt.Fprintf(w, "data: %s\n\n", ch.chunk("", map[string]any{"role": "assistant", "content": ""}, nil))
 		case ev != nil:
-			if line := completionLine(ev.Data, chunk, internal, &usage); line != nil {
+			if line := completionLine(ev.Data, ch, internal, &usage); line != nil {
 				fmt.Fprintf(w, "data: %s\n\n", line)
 			}
 		case done:
-			fmt.Fprintf(w, "data: %s\n\n", chunk(map[string]any{}, "stop"))
+			fmt.Fprintf(w, "data: %s\n\n", ch.chunk("", map[string]any{}, "stop"))
 			if includeUsage && usage != nil {
-				b, _ := json.Marshal(map[string]any{"id": id, "object": "chat.completion.chunk", "created": created,
-					"model": st.Model, "choices": []any{}, "usage": usage})
+				b, _ := json.Marshal(map[string]any{"id": id, "object": "chat.completion.chunk", "created": ch.created,
+					"model": ch.model, "choices": []any{}, "usage": usage})
 				fmt.Fprintf(w, "data: %s\n\n", b)
 			}
 			fmt.Fprint(w, "data: [DONE]\n\n")
 		}
 	}, func(w *bufio.Writer, err error) {
-		fmt.Fprintf(w, "data: %s\n\ndata: [DONE]\n\n", chunk(map[string]any{"content": "⚠️ " + err.Error()}, "stop"))
+		fmt.Fprintf(w, "data: %s\n\ndata: [DONE]\n\n", ch.chunk("error", map[string]any{"content": "⚠️ " + err.Error()}, "stop"))
 	})
 	return nil
 }
 
+// chunker writes the chat-completion chunks of one answer.
+type chunker struct {
+	id      string
+	model   string
+	created int64
+}
+
+// chunk is one chunk; kind "" uses the answer's id, "error" and "timeout"
+// a chunk of their own ("error-<uuid>", "timeout-<uuid>", as WIRE §4).
+func (ch chunker) chunk(kind string, delta map[string]any, finish any) []byte {
+	id := ch.id
+	if kind != "" {
+		id = kind + "-" + uuid.NewString()
+	}
+	b, _ := json.Marshal(map[string]any{"id": id, "object": "chat.completion.chunk", "created": ch.created, "model": ch.model,
+		"choices": []map[string]any{{"index": 0, "delta": delta, "finish_reason": finish}}})
+	return b
+}
+
 // completionLine translates one Responses-style event into a chat-completion
-// data line (nil when the event has no counterpart).
-func completionLine(data []byte, chunk func(map[string]any, any) []byte, internal bool, usage *map[string]int) []byte {
+// data line (nil when the event has no counterpart). Internal events are
+// written as Python's json.dumps writes them (WIRE §4).
+func completionLine(data []byte, ch chunker, internal bool, usage *map[string]int) []byte {
 	var e struct {
 		Type     string          `json:"type"`
 		Delta    string          `json:"delta"`
@@ -271,7 +375,13 @@ func completionLine(data []byte, chunk func(map[string]any, any) []byte, interna
 	}
 	switch e.Type {
 	case "response.output_text.delta":
-		return chunk(map[string]any{"content": e.Delta}, nil)
+		switch {
+		case e.Delta == workflows.TimeoutNotice:
+			return ch.chunk("timeout", map[string]any{"content": e.Delta}, "stop")
+		case strings.HasPrefix(e.Delta, workflows.ErrorNoticePrefix):
+			return ch.chunk("error", map[string]any{"content": e.Delta}, "stop")
+		}
+		return ch.chunk("", map[string]any{"content": e.Delta}, nil)
 	case "response.completed":
 		u := e.Response.Usage
 		*usage = map[string]int{"prompt_tokens": u["input_tokens"], "completion_tokens": u["output_tokens"], "total_tokens": u["total_tokens"]}
@@ -279,50 +389,115 @@ func completionLine(data []byte, chunk func(map[string]any, any) []byte, interna
 	if !internal {
 		return nil
 	}
-	var raw map[string]any
+	var raw map[string]json.RawMessage
 	_ = json.Unmarshal(data, &raw)
-	var out any
+	var out []kv
 	switch e.Type {
 	case "response.tool_call.started":
-		out = map[string]any{"status": "tool_calling", "tool": e.Tool}
+		out = []kv{{"status", json.RawMessage(`"tool_calling"`)}, {"tool", raw["tool"]}}
 	case "response.tool_call.completed":
-		m := map[string]any{"status": "tool_completed"}
+		out = []kv{{"status", json.RawMessage(`"tool_completed"`)}}
 		for _, k := range []string{"tool", "tool_call_id", "chunk_count", "elapsed_ms"} {
 			if v, ok := raw[k]; ok {
-				m[k] = v
+				out = append(out, kv{k, v})
 			}
 		}
-		out = m
 	case "response.knowledge_sources":
-		out = map[string]any{"sources": e.Sources}
+		out = []kv{{"sources", e.Sources}}
 	case "response.pipeline_trace":
-		out = map[string]any{"pipeline_trace": e.Trace}
+		out = []kv{{"pipeline_trace", e.Trace}}
 	default:
 		return nil
 	}
-	b, _ := json.Marshal(out)
-	return b
+	return pyDumps(out)
+}
+
+// kv is one member of an object written in order.
+type kv struct {
+	key string
+	val json.RawMessage
+}
+
+// pyDumps writes an object the way Python's json.dumps does by default:
+// members in the given order, ", " and ": " between items (also inside the
+// values), and every character outside ASCII escaped as \uXXXX (UTF-16).
+func pyDumps(obj []kv) []byte {
+	var b bytes.Buffer
+	b.WriteByte('{')
+	for i, m := range obj {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		k, _ := json.Marshal(m.key)
+		pyValue(&b, k)
+		b.WriteString(": ")
+		pyValue(&b, m.val)
+	}
+	b.WriteByte('}')
+	return b.Bytes()
+}
+
+// pyValue copies compact JSON into b with json.dumps' separators and ASCII
+// escaping.
+func pyValue(b *bytes.Buffer, v json.RawMessage) {
+	var compact bytes.Buffer
+	if json.Compact(&compact, v) != nil {
+		b.WriteString("null")
+		return
+	}
+	in := compact.Bytes()
+	inString := false
+	for i := 0; i < len(in); {
+		c := in[i]
+		switch {
+		case inString && c == '\\':
+			// Go writes <, > and & as \u003c, \u003e and \u0026; json.dumps
+			// writes them as they are.
+			if esc := string(in[i:min(i+6, len(in))]); esc == `\u003c` || esc == `\u003e` || esc == `\u0026` {
+				b.WriteString(map[string]string{`\u003c`: "<", `\u003e`: ">", `\u0026`: "&"}[esc])
+				i += 6
+				continue
+			}
+			b.Write(in[i : i+2])
+			i += 2
+			continue
+		case c == '"':
+			inString = !inString
+		case !inString && (c == ',' || c == ':'):
+			b.WriteByte(c)
+			b.WriteByte(' ')
+			i++
+			continue
+		case c >= utf8.RuneSelf:
+			r, n := utf8.DecodeRune(in[i:])
+			if r >= 0x10000 {
+				r1, r2 := utf16.EncodeRune(r)
+				fmt.Fprintf(b, "\\u%04x\\u%04x", r1, r2)
+			} else {
+				fmt.Fprintf(b, "\\u%04x", r)
+			}
+			i += n
+			continue
+		}
+		b.WriteByte(c)
+		i++
+	}
 }
 
 // completionJSON waits for the run's last event and returns a
 // chat.completion object.
 func (s *Server) completionJSON(c *fiber.Ctx, st *startedTurn, id string, created int64) error {
-	var text strings.Builder
-	var usage map[string]int
 	ctx, cancel := context.WithTimeout(c.UserContext(), s.d.Cfg.ChatStreamTimeout()+time.Minute)
 	defer cancel()
-	err := s.followRun(ctx, st.WorkflowID, 0, func(ev workflows.ChatEvent) {
-		completionLine(ev.Data, func(d map[string]any, _ any) []byte {
-			if v, ok := d["content"].(string); ok {
-				text.WriteString(v)
-			}
-			return nil
-		}, false, &usage)
-	}, nil, nil)
-	if err != nil {
+	var a answer
+	if err := s.followRun(ctx, st.WorkflowID, 0, a.add, nil, nil); err != nil {
 		return Unavailable("chat run: %v", err)
 	}
+	var usage map[string]int
+	if u := a.usage; u != nil {
+		usage = map[string]int{"prompt_tokens": u.InputTokens, "completion_tokens": u.OutputTokens, "total_tokens": u.TotalTokens}
+	}
 	return c.JSON(map[string]any{"id": id, "object": "chat.completion", "created": created, "model": st.Model,
-		"choices": []map[string]any{{"index": 0, "message": map[string]any{"role": "assistant", "content": text.String()},
+		"choices": []map[string]any{{"index": 0, "message": map[string]any{"role": "assistant", "content": a.text.String()},
 			"finish_reason": "stop"}}, "usage": usage})
 }

@@ -70,6 +70,32 @@ func TestOpenAICompatibleEndpointsWithOfficialClient(t *testing.T) {
 			}
 		})
 	}
+	// The official client with the usage option and tools of its own
+	// (accepted, ignored): the last chunk carries the usage.
+	withUsage := params
+	withUsage.StreamOptions = openai.ChatCompletionStreamOptionsParam{IncludeUsage: openai.Bool(true)}
+	withUsage.Tools = []openai.ChatCompletionToolParam{{Function: openai.FunctionDefinitionParam{Name: "client_tool"}}}
+	usageClient := clients["chat/completions"]
+	stream := usageClient.Chat.Completions.NewStreaming(ctx, withUsage)
+	var last openai.ChatCompletionChunk
+	for stream.Next() {
+		last = stream.Current()
+	}
+	if err := stream.Err(); err != nil || last.Usage.TotalTokens == 0 {
+		t.Fatalf("usage chunk: %v %+v", err, last)
+	}
+	// Internal events, as json.dumps writes them.
+	_, evs := a.stream("POST", "/v1/chat/completions", map[string]any{"model": "lore", "stream": true, "include_internal_events": true,
+		"messages": []map[string]any{{"role": "user", "content": "How do I install Lore?"}}, "filter": map[string]any{"site_id": site}})
+	var internal []string
+	for _, e := range evs {
+		if strings.HasPrefix(e.Data, `{"status": `) || strings.HasPrefix(e.Data, `{"sources": `) {
+			internal = append(internal, e.Data[:strings.Index(e.Data[2:], `"`)+2])
+		}
+	}
+	if got := strings.Join(internal, ","); got != `{"status,{"status,{"sources` {
+		t.Fatalf("internal event lines %q in %v", got, evs)
+	}
 	// A wrong key is refused; /bot/models works with and without a key.
 	bad := openai.NewClient(option.WithBaseURL(base+"/v1/bot/"), option.WithAPIKey("nope"), option.WithMaxRetries(0))
 	if _, err := bad.Chat.Completions.New(ctx, params); err == nil || !strings.Contains(err.Error(), "401") {

@@ -29,8 +29,8 @@ type scriptedModel struct {
 	// closed; summarizing counts the calls that arrived.
 	summaryGate chan struct{}
 	summarizing atomic.Int32
-	parallel  atomic.Bool // ask for two searches at once
-	delay     time.Duration
+	parallel    atomic.Bool // ask for two searches at once
+	delay       time.Duration
 }
 
 func newScriptedModel(t *testing.T) *scriptedModel {

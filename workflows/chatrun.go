@@ -26,6 +26,10 @@ const (
 // TimeoutNotice ends a stream that exceeded CHAT_STREAM_TIMEOUT_SECONDS.
 const TimeoutNotice = "\n\n[Response timed out, please try again]"
 
+// ErrorNoticePrefix starts the notice that ends a stream whose model call
+// failed: ErrorNoticePrefix + the error + "]".
+const ErrorNoticePrefix = "\n\n[System Error: "
+
 // ChatRunInput is one turn of a thread. The user's message is already stored;
 // the run loads context by thread id.
 type ChatRunInput struct {
@@ -313,7 +317,7 @@ func (r *chatRun) agent(ctx workflow.Context) {
 				r.timedOut = true
 				return
 			}
-			notice := "\n\n[System Error: " + RootMessage(err) + "]"
+			notice := ErrorNoticePrefix + RootMessage(err) + "]"
 			r.emitText(notice)
 			r.final += notice
 			return
