@@ -89,3 +89,18 @@ func TestCompletionLineNoticesAndInternalEvents(t *testing.T) {
 		t.Fatalf("usage %v", usage)
 	}
 }
+
+// A streamed completion whose turn cannot be set up answers 200 with one
+// warning chunk and [DONE] (here: no workflow engine configured).
+func TestStreamedCompletionSetupErrorIsOneWarningChunk(t *testing.T) {
+	eachDialect(t, func(t *testing.T, h *harness) {
+		site := h.sitesNew(map[string]any{"name": "Setup"})
+		r := h.do("POST", clientPath+"/chat/completions", map[string]any{"stream": true, "model": "m", "filter": map[string]any{"site_id": site.ID},
+			"messages": []map[string]string{{"role": "user", "content": "hi"}}}, "")
+		body := string(r.Raw)
+		if r.Status != 200 || !strings.Contains(body, `"content":"⚠️ the workflow engine is not configured`) ||
+			!strings.Contains(body, `"finish_reason":"stop"`) || !strings.HasSuffix(body, "data: [DONE]\n\n") {
+			t.Fatalf("%d %s", r.Status, body)
+		}
+	})
+}
