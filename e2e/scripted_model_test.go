@@ -1,12 +1,14 @@
 package e2e
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -366,4 +368,107 @@ func TestNonStreamAnswersDoNotWaitForSummarization(t *testing.T) {
 		n, _ := a.d.DB.NewSelect().Table("chat_sessions").Where("summary <> ''").Count(context.Background())
 		return n == 2
 	})
+}
+
+// A second reader that attaches to a turn while it is still streaming (GET
+// with Last-Event-ID, or the same POST with previous_response_id and
+// Last-Event-ID) gets the rest of the turn exactly once: the same events,
+// with the same ids, as the first reader got after that id.
+func TestReattachToARunningTurn(t *testing.T) {
+	m := newScriptedModel(t)
+	m.delay = 150 * time.Millisecond // the answer streams for about 1.2 s
+	a := newApp(t, "postgres", modelEnv(m, nil))
+	site := a.site("Reattach")
+	a.waitStatus(a.newDoc(site, "Installation", installDoc, "published"), "completed")
+	base := a.listen()
+	body := fmt.Sprintf(`{"input":"install?","stream":true,"user":"m","filter":{"site_id":%d}}`, site)
+	res, err := http.Post(base+"/v1/chat/responses", "application/json", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	rd := bufio.NewReader(res.Body)
+	// The first reader reads up to its second answer piece.
+	var first []sseEvent
+	deltas := 0
+	for deltas < 2 {
+		ev, ok := nextSSE(rd)
+		if !ok {
+			t.Fatalf("stream ended early: %v", types(first))
+		}
+		first = append(first, ev)
+		if ev.Type == "response.output_text.delta" {
+			deltas++
+		}
+	}
+	var created struct {
+		Response struct {
+			ID string `json:"id"`
+		} `json:"response"`
+	}
+	_ = json.Unmarshal([]byte(first[0].Data), &created)
+	thread, after := created.Response.ID, first[len(first)-1].ID
+	type got struct {
+		name string
+		evs  []sseEvent
+	}
+	results := make(chan got, 2)
+	go func() {
+		_, evs := a.stream("GET", "/v1/chat/responses/"+thread+"?member_id=m", nil, "Last-Event-ID", strconv.Itoa(after))
+		results <- got{"GET", evs}
+	}()
+	go func() {
+		_, evs := a.stream("POST", "/v1/chat/responses", map[string]any{"input": "install?", "stream": true, "user": "m",
+			"previous_response_id": thread, "filter": map[string]any{"site_id": site}}, "Last-Event-ID", strconv.Itoa(after))
+		results <- got{"POST", evs}
+	}()
+	// The first reader goes on to the end.
+	for {
+		ev, ok := nextSSE(rd)
+		if !ok {
+			break
+		}
+		first = append(first, ev)
+	}
+	if n := len(first); n < 3 || first[n-1].Type != "[DONE]" || first[n-2].Type != "response.completed" {
+		t.Fatalf("first reader: %v", types(first))
+	}
+	var want []string
+	for _, ev := range first {
+		if ev.ID > after || ev.Type == "[DONE]" {
+			want = append(want, fmt.Sprintf("%d %s", ev.ID, ev.Data))
+		}
+	}
+	for range 2 {
+		r := <-results
+		var gotLines []string
+		for _, ev := range r.evs {
+			gotLines = append(gotLines, fmt.Sprintf("%d %s", ev.ID, ev.Data))
+		}
+		if strings.Join(gotLines, "\n") != strings.Join(want, "\n") {
+			t.Fatalf("%s after %d:\n%s\nwant (what the first reader got):\n%s", r.name, after, strings.Join(gotLines, "\n"), strings.Join(want, "\n"))
+		}
+	}
+	if answer(first) != "Download the archive and run make run [1]. " || m.calls.Load() != 2 {
+		t.Fatalf("answer %q, %d model calls", answer(first), m.calls.Load())
+	}
+}
+
+// nextSSE reads one event of an SSE stream (false at its end).
+func nextSSE(rd *bufio.Reader) (sseEvent, bool) {
+	var raw []byte
+	for {
+		line, err := rd.ReadString('\n')
+		raw = append(raw, line...)
+		if line == "\n" && strings.Contains(string(raw), "data: ") {
+			evs := parseSSE(raw)
+			return evs[0], true
+		}
+		if line == "\n" {
+			raw = raw[:0] // a comment (keep-alive) only
+		}
+		if err != nil {
+			return sseEvent{}, false
+		}
+	}
 }
