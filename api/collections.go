@@ -61,7 +61,7 @@ type AdminTreeQuery struct {
 type ClientTreeQuery struct {
 	SiteID           int64 `query:"site_id" validate:"required,min=1"`
 	IncludeDocuments bool  `query:"include_documents" doc:"include published document nodes (default false)"`
-	TenantID         int64 `query:"tenant_id" doc:"when given, the site must belong to this tenant" validate:"min=0"`
+	ClientTenantQuery
 }
 
 // CollectionCreate is the body of POST /collections.
@@ -286,11 +286,15 @@ func (s *Server) clientTree(c *fiber.Ctx) error {
 	if err := bindQuery(c, &q); err != nil {
 		return err
 	}
+	tenant, err := s.clientTenant(c.UserContext(), q.ClientTenantQuery)
+	if err != nil {
+		return err
+	}
 	site, err := s.clientSite(c, q.SiteID)
 	if err != nil {
 		return err
 	}
-	if q.TenantID > 0 && site.TenantID != q.TenantID {
+	if !tenant.admits(site.TenantID) {
 		return NotFound("site")
 	}
 	tree, err := s.buildTree(c, q.SiteID, q.IncludeDocuments, true)

@@ -84,20 +84,20 @@ type AdminDocumentQuery struct {
 // ClientDocumentQuery is the query of the client document list.
 type ClientDocumentQuery struct {
 	PageQuery
+	ClientTenantQuery
 	SiteID          int64  `query:"site_id" validate:"min=0"`
 	CollectionID    int64  `query:"collection_id" doc:"this collection and all its descendants" validate:"min=0"`
 	Keyword         string `query:"keyword" doc:"case-insensitive substring of title, content or summary" validate:"max=200"`
 	ExcludeContent  *bool  `query:"exclude_content" doc:"omit content (null); default true"`
 	IncludeSiteInfo bool   `query:"include_site_info" doc:"fill site_name, site_slug and tenant_slug"`
-	TenantID        int64  `query:"tenant_id" validate:"min=0"`
 	OrderBy         string `query:"order_by" doc:"created_at (default) | updated_at | views" validate:"omitempty,oneof=created_at updated_at views"`
 	OrderDir        string `query:"order_dir" doc:"asc | desc (default)" validate:"omitempty,oneof=asc desc"`
 }
 
 // ClientDocumentDetailQuery optionally pins the document to a site or tenant.
 type ClientDocumentDetailQuery struct {
-	SiteID   int64 `query:"site_id" doc:"when given, the document must belong to this site" validate:"min=0"`
-	TenantID int64 `query:"tenant_id" doc:"when given, the document must belong to this tenant" validate:"min=0"`
+	SiteID int64 `query:"site_id" doc:"when given, the document must belong to this site" validate:"min=0"`
+	ClientTenantQuery
 }
 
 // DocumentCreate is the body of POST /documents.
@@ -829,8 +829,15 @@ func (s *Server) listDocumentsClient(c *fiber.Ctx) error {
 	if err := q.Defaults(10, 1000); err != nil {
 		return err
 	}
+	tenant, err := s.clientTenant(c.UserContext(), q.ClientTenantQuery)
+	if err != nil {
+		return err
+	}
+	if tenant.none {
+		return paged[DocumentResponse](c, nil, 0, q.PageQuery)
+	}
 	exclude := q.ExcludeContent == nil || *q.ExcludeContent
-	f := db.DocumentFilter{Public: true, Keyword: q.Keyword, TenantID: q.TenantID, OrderBy: q.OrderBy,
+	f := db.DocumentFilter{Public: true, Keyword: q.Keyword, TenantID: tenant.id, OrderBy: q.OrderBy,
 		OrderDir: q.OrderDir, ExcludeContent: exclude, Limit: q.Limit(), Offset: q.Offset()}
 	if q.SiteID > 0 {
 		if _, err := s.clientSite(c, q.SiteID); err != nil {
@@ -878,12 +885,16 @@ func (s *Server) getDocumentClient(c *fiber.Ctx) error {
 	if err := bindQuery(c, &q); err != nil {
 		return err
 	}
+	tenant, err := s.clientTenant(c.UserContext(), q.ClientTenantQuery)
+	if err != nil {
+		return err
+	}
 	doc, body, err := s.clientDetail(c, id)
 	if err != nil {
 		return err
 	}
 	if doc == nil || doc.Status != models.DocPublished || (q.SiteID > 0 && doc.SiteID != q.SiteID) ||
-		(q.TenantID > 0 && doc.TenantID != q.TenantID) {
+		!tenant.admits(doc.TenantID) {
 		return NotFound("document")
 	}
 	if _, err := s.clientSite(c, doc.SiteID); err != nil {

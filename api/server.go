@@ -43,6 +43,9 @@ type Server struct {
 	early  activities.Early // starts early model calls for that worker's runs
 	// siteRows backs the client site check (see siteRowTTL).
 	siteRows memo.TTL[int64, *models.Site]
+	// tenantSlugs maps the tenant_slug of client reads to tenant ids (0:
+	// none), see tenantSlugTTL.
+	tenantSlugs memo.TTL[string, int64]
 
 	specOnce sync.Once
 	specs    map[Surface][]byte
@@ -53,6 +56,7 @@ type Server struct {
 func New(d *deps.Deps) *Server {
 	s := &Server{d: d, log: d.Log, docs: newDocState()}
 	s.siteRows = memo.TTL[int64, *models.Site]{Keep: siteRowTTL, Max: 10000}
+	s.tenantSlugs = memo.TTL[string, int64]{Keep: tenantSlugTTL, Max: 10000}
 	if d.Cfg.RunWorker {
 		s.hub = streamhub.Default
 		s.early = activities.Early{Chat: &activities.Chat{D: d, Hub: s.hub}}

@@ -49,9 +49,10 @@ type SitePasswordVerify struct {
 	Password string `json:"password" validate:"required,min=1,max=64"`
 }
 
-// SiteAccessQuery is the query of the client access routes.
+// SiteAccessQuery is the query of the client access routes: the site's
+// tenant, optionally (a mismatch is 404).
 type SiteAccessQuery struct {
-	TenantSlug string `query:"tenant_slug" doc:"tenant of the site; a mismatch is 404" validate:"max=200"`
+	ClientTenantQuery
 }
 
 // SiteAccessStatus is the result of access-status.
@@ -157,14 +158,12 @@ func (s *Server) accessSite(c *fiber.Ctx) (*models.Site, error) {
 	if err != nil {
 		return nil, err
 	}
-	if slug := strings.TrimSpace(q.TenantSlug); slug != "" {
-		t, err := s.d.DB.TenantBySlug(c.UserContext(), slug)
-		if errors.Is(err, db.ErrNotFound) || (err == nil && t.ID != site.TenantID) {
-			return nil, NotFound("site")
-		}
-		if err != nil {
-			return nil, err
-		}
+	tenant, err := s.clientTenant(c.UserContext(), q.ClientTenantQuery)
+	if err != nil {
+		return nil, err
+	}
+	if !tenant.admits(site.TenantID) {
+		return nil, NotFound("site")
 	}
 	return site, nil
 }

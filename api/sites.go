@@ -119,9 +119,8 @@ type SiteListQuery struct {
 // ClientSiteListQuery is the query of the client GET /sites.
 type ClientSiteListQuery struct {
 	PageQuery
-	TenantID   int64  `query:"tenant_id" validate:"min=0"`
-	TenantSlug string `query:"tenant_slug" doc:"an unknown slug gives an empty list" validate:"max=200"`
-	Keyword    string `query:"keyword" doc:"matches name, description or slug" validate:"max=200"`
+	ClientTenantQuery
+	Keyword string `query:"keyword" doc:"matches name, description or slug" validate:"max=200"`
 }
 
 func (s *Server) siteRoutes() []Route {
@@ -149,11 +148,14 @@ func (s *Server) siteRoutes() []Route {
 			Summary: "List active sites", Query: ClientSiteListQuery{}, Response: Page[ClientSite]{},
 			Handler: s.clientListSites},
 		{Surface: Client, Method: http.MethodGet, Path: "/sites/{id}", Tag: "sites", Perm: Public,
-			Summary: "Get an active site (cached 10 minutes)", Response: ClientSite{}, Handler: s.clientSiteByID},
+			Summary: "Get an active site (cached 10 minutes)", Query: ClientTenantQuery{}, Response: ClientSite{},
+			Handler: s.clientSiteByID},
 		{Surface: Client, Method: http.MethodGet, Path: "/sites:bySlug/{slug}", Tag: "sites", Perm: Public,
-			Summary: "Get an active site by slug (cached 10 minutes)", Response: ClientSite{}, Handler: s.clientSiteBySlug},
+			Summary: "Get an active site by slug (cached 10 minutes)", Query: ClientTenantQuery{}, Response: ClientSite{},
+			Handler: s.clientSiteBySlug},
 		{Surface: Client, Method: http.MethodGet, Path: "/sites:byDomain/{domain}", Tag: "sites", Perm: Public,
-			Summary: "Get an active site by domain (cached 10 minutes)", Response: ClientSite{}, Handler: s.clientSiteByDomain},
+			Summary: "Get an active site by domain (cached 10 minutes)", Query: ClientTenantQuery{}, Response: ClientSite{},
+			Handler: s.clientSiteByDomain},
 	}
 }
 
@@ -634,19 +636,15 @@ func (s *Server) clientListSites(c *fiber.Ctx) error {
 	if err := q.Defaults(10, 1000); err != nil {
 		return err
 	}
-	tenantID := q.TenantID
-	if slug := strings.TrimSpace(q.TenantSlug); slug != "" {
-		t, err := s.d.DB.TenantBySlug(c.UserContext(), slug)
-		if errors.Is(err, db.ErrNotFound) || (err == nil && tenantID != 0 && tenantID != t.ID) {
-			return paged(c, []ClientSite{}, 0, q.PageQuery)
-		}
-		if err != nil {
-			return err
-		}
-		tenantID = t.ID
+	tenant, err := s.clientTenant(c.UserContext(), q.ClientTenantQuery)
+	if err != nil {
+		return err
+	}
+	if tenant.none {
+		return paged[ClientSite](c, nil, 0, q.PageQuery)
 	}
 	sites, total, err := s.d.DB.ListSites(c.UserContext(), db.SiteFilter{Status: models.SiteActive,
-		TenantID: tenantID, Keyword: strings.TrimSpace(q.Keyword), Limit: q.Limit(), Offset: q.Offset()})
+		TenantID: tenant.id, Keyword: strings.TrimSpace(q.Keyword), Limit: q.Limit(), Offset: q.Offset()})
 	if err != nil {
 		return err
 	}
@@ -728,9 +726,22 @@ func (s *Server) invalidateSiteCache(ctx context.Context, sites ...*models.Site)
 }
 
 // clientSiteDetail serves one cached client lookup: kind and value name the
-// cache key, load reads the site on a miss.
+// cache key, load reads the site on a miss. The tenant filter of the query
+// (tenant_id, tenant_slug) is checked on hits and misses alike; the cached
+// body is the site's, whatever the filter.
 func (s *Server) clientSiteDetail(c *fiber.Ctx, kind, value string, load func(ctx context.Context) (*models.Site, error)) error {
 	ctx := c.UserContext()
+	var q ClientTenantQuery
+	if err := bindQuery(c, &q); err != nil {
+		return err
+	}
+	tenant, err := s.clientTenant(ctx, q)
+	if err != nil {
+		return err
+	}
+	if tenant.none {
+		return NotFound("site")
+	}
 	msg := msgSuccess(c)
 	useCache := cacheableMsg(msg)
 	key := siteCacheKey(kind, value, msg)
@@ -740,6 +751,9 @@ func (s *Server) clientSiteDetail(c *fiber.Ctx, kind, value string, load func(ct
 			s.log.Warn("site cache read failed", "err", err, "key", key)
 		}
 		if hit {
+			if !tenant.admits(envelopedTenant(b)) {
+				return NotFound("site")
+			}
 			c.Type("json")
 			return c.Send(b)
 		}
@@ -764,6 +778,9 @@ func (s *Server) clientSiteDetail(c *fiber.Ctx, kind, value string, load func(ct
 		if err := s.d.Cache.Set(ctx, key, b, s.d.Cfg.ClientSiteCacheTTL); err != nil {
 			s.log.Warn("site cache write failed", "err", err, "key", key)
 		}
+	}
+	if !tenant.admits(st.TenantID) {
+		return NotFound("site")
 	}
 	c.Type("json")
 	return c.Send(b)

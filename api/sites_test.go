@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"reflect"
+	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -520,4 +521,102 @@ func TestSlugify(t *testing.T) {
 	if got := slugify(strings.Repeat("ab ", 200)); len(got) > 200 {
 		t.Errorf("slug too long: %d", len(got))
 	}
+}
+
+// TestClientTenantFilters sends every tenant filter (tenant_id, tenant_slug,
+// both, in agreement or not, unknown) to every client read that takes one.
+// Single reads of a site of the default tenant answer 200 when the filter
+// admits that tenant and 404 otherwise; lists hold what the filter admits
+// (an unknown slug or a disagreement gives an empty list). Site details are
+// read twice, so the cached body is checked too.
+func TestClientTenantFilters(t *testing.T) {
+	eachDialect(t, func(t *testing.T, h *harness) {
+		alpha := kbSite(h, "Alpha")
+		beta := kbSite(h, "Beta")
+		acme := kbTenant(h, "acme")
+		kbSetSite(h, beta.ID, "tenant_id = ?", acme.ID)
+		kbSetSite(h, alpha.ID, "domain = ?", "alpha.example.com")
+		def := alpha.TenantID
+		docs := map[int64]DocumentResponse{}
+		for _, site := range []int64{alpha.ID, beta.ID} {
+			col := kbCollection(h, site, nil, "Guide")
+			docs[site] = kbDocument(h, map[string]any{"title": fmt.Sprint("doc-", site), "site_id": site,
+				"collection_id": col.ID, "status": "published"})
+		}
+		t.Cleanup(func() { _ = h.s.CloseViews(context.Background()) })
+		a, b := fmt.Sprint("doc-", alpha.ID), fmt.Sprint("doc-", beta.ID)
+		for _, tc := range []struct {
+			query        string
+			alphaVisible bool
+			docs, sites  string
+		}{
+			{"", true, a + " " + b, "Alpha Beta"},
+			{fmt.Sprintf("tenant_id=%d", def), true, a, "Alpha"},
+			{"tenant_slug=default", true, a, "Alpha"},
+			{fmt.Sprintf("tenant_id=%d&tenant_slug=default", def), true, a, "Alpha"},
+			{"tenant_slug=%20default%20", true, a, "Alpha"},
+			{"tenant_slug=acme", false, b, "Beta"},
+			{fmt.Sprintf("tenant_id=%d", acme.ID), false, b, "Beta"},
+			{fmt.Sprintf("tenant_id=%d&tenant_slug=acme", acme.ID), false, b, "Beta"},
+			{fmt.Sprintf("tenant_id=%d&tenant_slug=acme", def), false, "", ""},
+			{fmt.Sprintf("tenant_id=%d&tenant_slug=default", acme.ID), false, "", ""},
+			{"tenant_slug=nope", false, "", ""},
+			{"tenant_id=999999", false, "", ""},
+		} {
+			want := 404
+			if tc.alphaVisible {
+				want = 200
+			}
+			for _, path := range []string{
+				fmt.Sprintf("/documents/%d", docs[alpha.ID].ID),
+				fmt.Sprintf("/collections:tree?site_id=%d&include_documents=true", alpha.ID),
+				"/sites:bySlug/alpha", "/sites:bySlug/alpha", fmt.Sprintf("/sites/%d", alpha.ID),
+				"/sites:byDomain/alpha.example.com", "/client/sites/alpha/access-status",
+			} {
+				sep := "?"
+				if strings.Contains(path, "?") {
+					sep = "&"
+				}
+				if r := h.do("GET", clientPath+path+sep+tc.query, nil, ""); r.Status != want || r.Code != 0 && r.Code != r.Status {
+					t.Errorf("%s%s%s: %d, want %d: %s", path, sep, tc.query, r.Status, want, r.Raw)
+				}
+			}
+			docTitles, _ := kbList(h, clientPath+"/documents?"+tc.query, "")
+			sort.Strings(docTitles)
+			if got := strings.Join(docTitles, " "); got != tc.docs {
+				t.Errorf("documents?%s: %q, want %q", tc.query, got, tc.docs)
+			}
+			var sites Page[ClientSite]
+			h.must(200, "GET", clientPath+"/sites?"+tc.query, nil, "").into(t, &sites)
+			var names []string
+			for _, s := range sites.List {
+				names = append(names, s.Name)
+			}
+			sort.Strings(names)
+			if got := strings.Join(names, " "); got != tc.sites || sites.List == nil {
+				t.Errorf("sites?%s: %q, want %q", tc.query, got, tc.sites)
+			}
+		}
+		// The filter holds on the other tenant's site as well.
+		h.must(200, "GET", fmt.Sprintf("%s/documents/%d?tenant_slug=acme", clientPath, docs[beta.ID].ID), nil, "")
+		h.must(404, "GET", fmt.Sprintf("%s/documents/%d?tenant_slug=default", clientPath, docs[beta.ID].ID), nil, "")
+		h.must(200, "GET", fmt.Sprintf("%s/collections:tree?site_id=%d&tenant_id=%d", clientPath, beta.ID, acme.ID), nil, "")
+		h.must(404, "GET", fmt.Sprintf("%s/collections:tree?site_id=%d&tenant_id=%d", clientPath, beta.ID, def), nil, "")
+		// Bad values are 422 everywhere.
+		for _, path := range []string{"/documents?", "/documents/1?", "/collections:tree?site_id=1&", "/sites:bySlug/alpha?", "/sites?"} {
+			for _, q := range []string{"tenant_id=abc", "tenant_id=-1", "tenant_slug=" + strings.Repeat("s", 201), "tenant_slug=a%00"} {
+				if r := h.do("GET", clientPath+path+q, nil, ""); r.Status != 422 {
+					t.Errorf("%s%s: %d, want 422", path, q, r.Status)
+				}
+			}
+		}
+		// A refused read counted no view.
+		if err := h.s.FlushViews(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		row, _ := h.d.DB.GetDocument(context.Background(), docs[beta.ID].ID)
+		if row.Views != 1 {
+			t.Fatalf("views of the other tenant's document: %d, want 1", row.Views)
+		}
+	})
 }
