@@ -198,6 +198,30 @@ func TestChatStreamsCitedAnswerAndResumes(t *testing.T) {
 				rows[3].Content != text || rows[3].MessageSeq == nil || *rows[3].MessageSeq != 0 {
 				t.Fatalf("stored rows: %+v", rows)
 			}
+			// Ids, elapsed times and sources as stored; the tool call's
+			// result is served by the tool-result endpoint.
+			var calls []struct {
+				ID        string `json:"id"`
+				ElapsedMS *int64 `json:"elapsed_ms"`
+			}
+			var sources []map[string]any
+			if json.Unmarshal([]byte(rows[1].ToolCalls), &calls) != nil || len(calls) != 1 || calls[0].ID != rows[2].ToolCallID ||
+				calls[0].ElapsedMS == nil || json.Unmarshal([]byte(rows[3].Sources), &sources) != nil || len(sources) == 0 ||
+				sources[0]["sourceIndex"] != float64(1) || rows[3].ElapsedMS <= 0 || !strings.HasPrefix(rows[0].ChatMessageID, thread) ||
+				rows[3].ChatMessageID == rows[0].ChatMessageID {
+				t.Fatalf("stored turn: calls %s, sources %s, rows %+v", rows[1].ToolCalls, rows[3].Sources, rows)
+			}
+			var tr struct {
+				ToolCallID string `json:"tool_call_id"`
+				Content    string `json:"content"`
+			}
+			r0 := a.do("GET", "/v1/chat/sessions/"+thread+"/tool-result/"+calls[0].ID+"?member_id=member-1", nil, "")
+			if r0.into(t, &tr); tr.ToolCallID != calls[0].ID || !strings.Contains(tr.Content, `"passages"`) || !strings.Contains(tr.Content, "download the archive") {
+				t.Fatalf("tool result: %s", r0.Raw)
+			}
+			if r := a.do("GET", "/v1/chat/sessions/"+thread+"/tool-result/"+calls[0].ID+"?member_id=member-2", nil, ""); r.Status != 403 {
+				t.Fatalf("tool result for another member: %d %s", r.Status, r.Raw)
+			}
 
 			// A second turn continues the thread; sources keep numbering.
 			body2 := map[string]any{"input": "And how do I upgrade?", "stream": false, "filter": map[string]any{"site_id": siteA},
@@ -211,9 +235,13 @@ func TestChatStreamsCitedAnswerAndResumes(t *testing.T) {
 						Text string `json:"text"`
 					} `json:"content"`
 				} `json:"output"`
-				Usage map[string]int `json:"usage"`
+				Usage     map[string]int `json:"usage"`
+				Status    string         `json:"status"`
+				Model     string         `json:"model"`
+				CreatedAt int64          `json:"created_at"`
 			}
-			if r.Status != 200 || json.Unmarshal(r.Raw, &obj) != nil || obj.ID != thread || obj.Object != "response" {
+			if r.Status != 200 || json.Unmarshal(r.Raw, &obj) != nil || obj.ID != thread || obj.Object != "response" ||
+				obj.Status != "completed" || obj.Model == "" || obj.CreatedAt == 0 || obj.Usage["total_tokens"] == 0 {
 				t.Fatalf("non-stream: %d %s", r.Status, r.Raw)
 			}
 			if txt := obj.Output[0].Content[0].Text; !strings.Contains(txt, "[2]") {
@@ -239,6 +267,11 @@ func TestChatStreamsCitedAnswerAndResumes(t *testing.T) {
 			}
 			if r := a.do("POST", "/v1/chat/responses", map[string]any{"input": "x", "filter": map[string]any{"site_id": 99999}}, ""); r.Status != 404 {
 				t.Fatalf("missing site: %d %s", r.Status, r.Raw)
+			}
+			inactive := a.site("Inactive")
+			a.admin("PUT", "/admin/api/v1/sites/"+itoa(inactive), map[string]any{"status": "inactive"}, nil)
+			if r := a.do("POST", "/v1/chat/responses", map[string]any{"input": "x", "stream": true, "filter": map[string]any{"site_id": inactive}}, ""); r.Status != 404 {
+				t.Fatalf("inactive site: %d %s", r.Status, r.Raw)
 			}
 			if r := a.do("POST", "/v1/chat/responses", map[string]any{"input": "x", "thread_id": "t", "filter": map[string]any{"site_id": siteA}}, ""); r.Status != 422 {
 				t.Fatalf("unknown field: %d %s", r.Status, r.Raw)
