@@ -169,7 +169,7 @@ func cfgHas(raw map[string]json.RawMessage, key string) bool {
 // ModelConfigIn is one model section of an ai-config update. api_key may be
 // omitted or sent masked to keep the stored key.
 type ModelConfigIn struct {
-	Provider  string         `json:"provider" validate:"required,max=50" doc:"chat: local|extractive|openai|openai-compatible|ollama|vllm|tei|custom; embedding: local|openai|openai-compatible|ollama|vllm|tei|custom; rerank: local|lexical|cohere|jina|tei|vllm|openai-compatible|custom"`
+	Provider  string         `json:"provider" validate:"required,max=50" doc:"chat: local|extractive|openai|openai-compatible|ollama|vllm|custom; embedding: local|openai|openai-compatible|ollama|vllm|tei|custom; rerank: local|lexical|cohere|jina|vllm|openai-compatible|custom"`
 	Model     string         `json:"model" required:"false" validate:"max=200"`
 	APIKey    *string        `json:"api_key" required:"false" validate:"omitempty,max=2000"`
 	BaseURL   string         `json:"base_url" required:"false" validate:"max=1000"`
@@ -429,9 +429,11 @@ func (s *Server) getAIConfig(c *fiber.Ctx) error {
 
 // Providers accepted per section (the names deps builds clients for).
 var (
-	chatProviders   = []string{"local", "extractive", "openai", "openai-compatible", "ollama", "vllm", "tei", "custom"}
+	chatProviders   = []string{"local", "extractive", "openai", "openai-compatible", "ollama", "vllm", "custom"}
 	embedProviders  = []string{"local", "openai", "openai-compatible", "ollama", "vllm", "tei", "custom"}
-	rerankProviders = []string{"local", "lexical", "cohere", "jina", "tei", "vllm", "openai-compatible", "custom"}
+	// TEI is not among the rerank providers: its /rerank takes texts, not
+	// the Cohere shape.
+	rerankProviders = []string{"local", "lexical", "cohere", "jina", "vllm", "openai-compatible", "custom"}
 	// selfHosted providers have no default endpoint: base_url is required.
 	selfHosted = map[string]bool{"openai-compatible": true, "ollama": true, "vllm": true, "tei": true, "custom": true}
 )

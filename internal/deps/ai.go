@@ -214,7 +214,7 @@ func (d *Deps) Reranker(ctx context.Context, tenantID int64) (rerank.Reranker, e
 		switch strings.ToLower(m.Provider) {
 		case "", "lexical", "local":
 			return lexical.New(), nil
-		case "cohere", "jina", "tei", "vllm", "openai-compatible", "custom":
+		case "cohere", "jina", "vllm", "openai-compatible", "custom":
 			return cohere.New(cohere.Config{BaseURL: m.BaseURL, APIKey: m.APIKey, Model: m.Model}), nil
 		}
 		return nil, fmt.Errorf("rerank provider %q is not supported (lexical, cohere)", m.Provider)

@@ -1,8 +1,9 @@
 // Package cohere is a [rerank.Reranker] that calls a Cohere-compatible
-// rerank endpoint (POST {BaseURL}/v2/rerank) through cohere-go. Cohere itself
-// and self-hosted servers that speak the same shape (for example vLLM and
-// Hugging Face TEI) can be used, so operators can trade the free lexical
-// reranker for a cross-encoder without code changes.
+// rerank endpoint (POST {BaseURL}/v2/rerank, or /v1/rerank for a base URL
+// ending in /v1) through cohere-go. Cohere itself and servers that speak the
+// same shape (vLLM's /v2/rerank, Jina's /v1/rerank) can be used, so operators
+// can trade the free lexical reranker for a cross-encoder without code
+// changes.
 package cohere
 
 import (
@@ -30,8 +31,9 @@ const DefaultBaseURL = "https://api.cohere.com"
 const DefaultModel = "rerank-v3.5"
 
 // Config selects the server and model. BaseURL is the root that "/v2/rerank"
-// is appended to (a trailing "/" or "/v2" is tolerated); servers that only
-// offer "/v1/rerank" are not supported. HTTPClient is optional.
+// is appended to (a trailing "/" or "/v2" is tolerated); a BaseURL ending in
+// "/v1" (https://api.jina.ai/v1) selects "/v1/rerank", whose request and
+// response carry the same fields. HTTPClient is optional.
 type Config struct {
 	BaseURL    string
 	APIKey     string
@@ -55,6 +57,8 @@ var _ rerank.Reranker = (*Reranker)(nil)
 // sleeps ignore context cancellation.
 func New(cfg Config) *Reranker {
 	base := strings.TrimSuffix(strings.TrimRight(cfg.BaseURL, "/"), "/v2")
+	v1 := strings.HasSuffix(base, "/v1")
+	base = strings.TrimSuffix(base, "/v1")
 	if base == "" {
 		base = DefaultBaseURL
 	}
@@ -67,7 +71,7 @@ func New(cfg Config) *Reranker {
 		option.WithMaxAttempts(1),
 		// cohere-go falls back to CO_API_KEY when no token is given; the
 		// doer strips that so an unkeyed local server never receives it.
-		option.WithHTTPClient(&doer{c: hc, noAuth: cfg.APIKey == ""}),
+		option.WithHTTPClient(&doer{c: hc, noAuth: cfg.APIKey == "", v1: v1}),
 	}
 	if cfg.APIKey != "" {
 		opts = append(opts, option.WithToken(cfg.APIKey))
@@ -149,6 +153,7 @@ func (e *statusError) Error() string {
 type doer struct {
 	c      *http.Client
 	noAuth bool
+	v1     bool // send to /v1/rerank instead of /v2/rerank
 }
 
 // Do sends req, returning a *statusError instead of any 4xx/5xx response.
@@ -156,6 +161,10 @@ func (d *doer) Do(req *http.Request) (*http.Response, error) {
 	if d.noAuth && req.Header.Get("Authorization") != "" {
 		req = req.Clone(req.Context())
 		req.Header.Del("Authorization")
+	}
+	if d.v1 && strings.HasSuffix(req.URL.Path, "/v2/rerank") {
+		req = req.Clone(req.Context())
+		req.URL.Path = strings.TrimSuffix(req.URL.Path, "/v2/rerank") + "/v1/rerank"
 	}
 	res, err := d.c.Do(req)
 	if err != nil || res.StatusCode < 400 {

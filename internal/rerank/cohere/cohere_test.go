@@ -221,3 +221,21 @@ func TestRerankCancellation(t *testing.T) {
 		t.Errorf("took %v after a 50ms deadline", took)
 	}
 }
+
+// A base URL ending in /v1 (Jina's API) sends the same request to /v1/rerank,
+// under any path prefix the server has.
+func TestRerankV1BaseURL(t *testing.T) {
+	srv, reqs := fakeCohere(t, func(w http.ResponseWriter, r *http.Request, _ map[string]any) {
+		writeJSON(w, 200, `{"results":[{"index":0,"relevance_score":0.9}]}`)
+	})
+	r := New(Config{BaseURL: srv.URL + "/jina/v1/", APIKey: "k", Model: "jina-reranker-v2-base-multilingual"})
+	got, err := r.Rerank(context.Background(), "q", []string{"a"}, 1)
+	if err != nil || len(got) != 1 || got[0].Score != 0.9 {
+		t.Fatalf("rerank: %v %v", got, err)
+	}
+	rs := reqs()
+	if rs[0].path != "/jina/v1/rerank" || rs[0].body["query"] != "q" || rs[0].body["model"] != "jina-reranker-v2-base-multilingual" ||
+		rs[0].body["top_n"] != float64(1) || rs[0].auth != "Bearer k" {
+		t.Fatalf("request %+v", rs[0])
+	}
+}
