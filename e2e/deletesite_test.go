@@ -18,6 +18,12 @@ func TestDeleteSiteWorkflowRemovesEverything(t *testing.T) {
 	keep := a.site("Kept")
 	doc := a.newDoc(site, "Doc", installDoc, "published")
 	other := a.newDoc(keep, "Other", installDoc, "published")
+	var parent, keptCol struct {
+		ID int64 `json:"id"`
+	}
+	a.admin("POST", "/admin/api/v1/collections", map[string]any{"site_id": site, "title": "Guides"}, &parent)
+	a.admin("POST", "/admin/api/v1/collections", map[string]any{"site_id": site, "title": "Deep", "parent_id": parent.ID}, nil)
+	a.admin("POST", "/admin/api/v1/collections", map[string]any{"site_id": keep, "title": "Kept guides"}, &keptCol)
 	a.waitStatus(doc, "completed")
 	a.waitStatus(other, "completed")
 	if _, err := a.d.Blob.Put(ctx, fmt.Sprintf("sites/%d/logo.png", site), bytes.NewReader([]byte("png")), 3, "image/png", nil); err != nil {
@@ -59,6 +65,7 @@ func TestDeleteSiteWorkflowRemovesEverything(t *testing.T) {
 		"documents":     count((*models.Document)(nil), "site_id = ?"),
 		"view_events":   count((*models.ViewEvent)(nil), "site_id = ?"),
 		"chat_sessions": count((*models.ChatSession)(nil), "site_id = ?"),
+		"collections":   count((*models.Collection)(nil), "site_id = ?"),
 	}
 	for k, n := range left {
 		if n != 0 {
@@ -74,5 +81,8 @@ func TestDeleteSiteWorkflowRemovesEverything(t *testing.T) {
 	}
 	if r := a.do("GET", fmt.Sprintf("/admin/api/v1/sites/%d", keep), nil, a.token); r.Status != 200 || !strings.Contains(string(r.Raw), "Kept") {
 		t.Fatalf("other site affected: %d", r.Status)
+	}
+	if r := a.do("GET", fmt.Sprintf("/admin/api/v1/collections/%d", keptCol.ID), nil, a.token); r.Status != 200 {
+		t.Fatalf("other site's collection affected: %d", r.Status)
 	}
 }
