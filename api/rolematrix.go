@@ -6,6 +6,33 @@ import (
 	"strings"
 )
 
+// Scopes of an admin route for site_admin and editor users, beyond its least
+// role (the last column of RoleMatrix). AdminOnly routes have none.
+const (
+	ScopeNone          = ""
+	ScopePublic        = "no token needed"
+	ScopeAssignedSites = "assigned sites"
+	ScopeOwnAccount    = "own account only"
+	ScopeOwnJobs       = "jobs they started"
+)
+
+// RouteScope says how the handler of an admin route limits a site_admin or
+// editor: to the sites assigned to them, to their own account or to the jobs
+// they started.
+func RouteScope(r Route) string {
+	switch {
+	case r.Perm == Public:
+		return ScopePublic
+	case r.Perm == AdminOnly:
+		return ScopeNone
+	case strings.HasPrefix(r.Path, "/users"):
+		return ScopeOwnAccount
+	case strings.HasPrefix(r.Path, "/jobs"):
+		return ScopeOwnJobs
+	}
+	return ScopeAssignedSites
+}
+
 // RoleMatrix renders the admin route × role table of README from the route
 // table, so the documentation cannot drift from what the middleware enforces.
 // Routes marked "assigned sites" are further limited by the handler to the
@@ -22,19 +49,8 @@ func RoleMatrix(routes []Route) string {
 			}
 			return "–"
 		}
-		note := "assigned sites"
-		switch {
-		case r.Perm == Public:
-			note = "no token needed"
-		case r.Perm == AdminOnly:
-			note = ""
-		case strings.HasPrefix(r.Path, "/users"):
-			note = "own account only"
-		case strings.HasPrefix(r.Path, "/jobs"):
-			note = "jobs they started"
-		}
 		rows = append(rows, fmt.Sprintf("| `%s %s` | %s | %s | %s | %s |", r.Method, r.Path,
-			cell(r.Perm, AdminOnly), cell(r.Perm, SiteAdminUp), cell(r.Perm, EditorUp), note))
+			cell(r.Perm, AdminOnly), cell(r.Perm, SiteAdminUp), cell(r.Perm, EditorUp), RouteScope(r)))
 	}
 	sort.Strings(rows)
 	return "| route | admin | site_admin | editor | scope for non-admins |\n|---|---|---|---|---|\n" + strings.Join(rows, "\n") + "\n"

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -12,12 +13,15 @@ import (
 
 	"github.com/lorekb/lore/models"
 	"github.com/lorekb/lore/workflows"
+	"go.temporal.io/api/serviceerror"
+	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
 )
 
 // fakeTemporal stands in for the workflow engine: it records the ids of the
-// workflows the API starts. Any other method of client.Client is absent (a
-// call panics), so a test sees every use.
+// workflows the API starts, knows no workflow when asked about one, and
+// reports every run it is handed as completed. Any other method of
+// client.Client is absent (a call panics), so a test sees every use.
 type fakeTemporal struct {
 	client.Client
 	mu      sync.Mutex
@@ -41,6 +45,21 @@ func (f *fakeTemporal) ExecuteWorkflow(_ context.Context, o client.StartWorkflow
 	return f.record(o.ID)
 }
 
+// DescribeWorkflowExecution knows no workflow (a job view is 404).
+func (f *fakeTemporal) DescribeWorkflowExecution(context.Context, string, string) (*workflowservice.DescribeWorkflowExecutionResponse, error) {
+	return nil, serviceerror.NewNotFound("workflow not found")
+}
+
+// CancelWorkflow knows no workflow.
+func (f *fakeTemporal) CancelWorkflow(context.Context, string, string) error {
+	return serviceerror.NewNotFound("workflow not found")
+}
+
+// GetWorkflow returns a run that has completed.
+func (f *fakeTemporal) GetWorkflow(_ context.Context, id, _ string) client.WorkflowRun {
+	return fakeRun{id: id}
+}
+
 func (f *fakeTemporal) ids() []string {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -54,6 +73,24 @@ type fakeRun struct {
 
 func (r fakeRun) GetID() string    { return r.id }
 func (r fakeRun) GetRunID() string { return "run-" + r.id }
+
+// Get reports the run completed.
+func (r fakeRun) Get(context.Context, any) error { return nil }
+
+// tokenUser reads the user a token of the harness was issued to.
+func tokenUser(h *harness, token string) *models.User {
+	h.t.Helper()
+	claims, err := h.s.parseToken(token)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	id, _ := strconv.ParseInt(claims.Subject, 10, 64)
+	u, err := h.d.DB.GetUser(context.Background(), id)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	return u
+}
 
 // kbTenant inserts a second tenant.
 func kbTenant(h *harness, slug string) *models.Tenant {
@@ -316,13 +353,8 @@ func TestSiteCreateAdministrator(t *testing.T) {
 		name := func() string { n++; return fmt.Sprintf("Site %d", n) }
 		existing, email := map[string]int64{}, map[string]string{}
 		for _, role := range []string{models.RoleSiteAdmin, models.RoleEditor, models.RoleAdmin} {
-			h.userToken(role)
-			email[role] = fmt.Sprintf("%s%d@example.com", strings.ReplaceAll(role, "_", ""), h.users)
-			u, err := h.d.DB.UserByEmail(ctx, email[role])
-			if err != nil {
-				t.Fatal(err)
-			}
-			existing[role] = u.ID
+			u := tokenUser(h, h.userToken(role))
+			existing[role], email[role] = u.ID, u.Email
 		}
 		siteIDs := func(userID int64) []int64 {
 			ids, err := h.d.DB.UserSiteIDs(ctx, userID)
