@@ -429,8 +429,8 @@ func (s *Server) getAIConfig(c *fiber.Ctx) error {
 
 // Providers accepted per section (the names deps builds clients for).
 var (
-	chatProviders   = []string{"local", "extractive", "openai", "openai-compatible", "ollama", "vllm", "custom"}
-	embedProviders  = []string{"local", "openai", "openai-compatible", "ollama", "vllm", "tei", "custom"}
+	chatProviders  = []string{"local", "extractive", "openai", "openai-compatible", "ollama", "vllm", "custom"}
+	embedProviders = []string{"local", "openai", "openai-compatible", "ollama", "vllm", "tei", "custom"}
 	// TEI is not among the rerank providers: its /rerank takes texts, not
 	// the Cohere shape.
 	rerankProviders = []string{"local", "lexical", "cohere", "jina", "vllm", "openai-compatible", "custom"}
