@@ -12,8 +12,11 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/lorekb/lore/internal/cache"
 	"github.com/lorekb/lore/internal/cache/memory"
+	rediscache "github.com/lorekb/lore/internal/cache/redis"
 	"github.com/lorekb/lore/internal/config"
 	"github.com/lorekb/lore/internal/db/dbtest"
 	"github.com/lorekb/lore/internal/deps"
@@ -50,7 +53,17 @@ func newHarness(t *testing.T, dialect string, env map[string]string) *harness {
 		t.Fatal(err)
 	}
 	database := dbtest.Open(t, dialect)
-	d := &deps.Deps{Cfg: cfg, Log: slog.New(slog.NewTextHandler(io.Discard, nil)), DB: database, Cache: memory.New(1000)}
+	var c cache.Cache = memory.New(1000)
+	if cfg.RedisURL != "" {
+		// Keys of this server only, dropped at the end.
+		rc, err := rediscache.Open(cfg.RedisURL, fmt.Sprintf("lore-test-%d:", time.Now().UnixNano()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = rc.Clear(context.Background()); _ = rc.Close() })
+		c = rc
+	}
+	d := &deps.Deps{Cfg: cfg, Log: slog.New(slog.NewTextHandler(io.Discard, nil)), DB: database, Cache: c}
 	h := &harness{t: t, d: d}
 	h.s = New(d)
 	tid, err := database.EnsureDefaultTenant(context.Background())

@@ -3,6 +3,7 @@ package api
 import (
 	"context"
 	"fmt"
+	"os"
 	"reflect"
 	"sort"
 	"strings"
@@ -377,7 +378,29 @@ func TestClientSites(t *testing.T) {
 }
 
 func TestClientSiteCache(t *testing.T) {
-	eachDialect(t, func(t *testing.T, h *harness) {
+	eachDialect(t, clientSiteCacheCase)
+	// The same with the Redis backend (REDIS_URL), which cache:stats names.
+	t.Run("postgres+redis", func(t *testing.T) {
+		h := newHarness(t, "postgres", map[string]string{"REDIS_URL": redisURL()})
+		var st map[string]any
+		h.must(200, "GET", "/admin/api/v1/cache:stats", nil, h.admin).into(t, &st)
+		if st["backend"] != "redis" {
+			t.Fatalf("cache:stats %v", st)
+		}
+		clientSiteCacheCase(t, h)
+	})
+}
+
+// redisURL is the Redis the tests use (REDIS_URL, or the local default).
+func redisURL() string {
+	if u := os.Getenv("REDIS_URL"); u != "" {
+		return u
+	}
+	return "redis://127.0.0.1:6379/0"
+}
+
+func clientSiteCacheCase(t *testing.T, h *harness) {
+	{
 		ctx := context.Background()
 		s := h.sitesNew(map[string]any{"name": "Cached", "slug": "cached", "domain": "cached.example.com"})
 		hits := func() int64 {
@@ -441,7 +464,7 @@ func TestClientSiteCache(t *testing.T) {
 		h.must(200, "DELETE", adminSites+"/"+itoa(s.ID), nil, h.admin)
 		h.must(404, "GET", clientSites+":byDomain/renamed.example.com", nil, "")
 		h.must(404, "GET", paths[0], nil, "")
-	})
+	}
 }
 
 func TestSiteDeleteCascade(t *testing.T) {
