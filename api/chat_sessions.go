@@ -52,7 +52,7 @@ type ChatSessionListQuery struct {
 	MemberID string `query:"member_id" doc:"the member whose sessions are listed (required)" validate:"required,max=64"`
 	SiteID   int64  `query:"site_id" doc:"only sessions of this site" validate:"min=0"`
 	Keyword  string `query:"keyword" doc:"case-insensitive substring of title or last_message" validate:"max=200"`
-	TenantID int64  `query:"tenant_id" validate:"min=0"`
+	ClientTenantQuery
 }
 
 // ChatSessionQuery optionally pins a session to its member and site; a
@@ -167,7 +167,14 @@ func (s *Server) listChatSessions(c *fiber.Ctx) error {
 	if err := q.Defaults(20, 100); err != nil {
 		return err
 	}
-	f := db.ChatSessionFilter{MemberID: q.MemberID, TenantID: q.TenantID, Keyword: q.Keyword,
+	tenant, err := s.clientTenant(c.UserContext(), q.ClientTenantQuery)
+	if err != nil {
+		return err
+	}
+	if tenant.none { // an unknown tenant slug: nothing to list
+		return ok(c, ChatSessionList{Items: []ChatSessionResponse{}, Page: q.Page, Size: q.Size})
+	}
+	f := db.ChatSessionFilter{MemberID: q.MemberID, TenantID: tenant.id, Keyword: q.Keyword,
 		Limit: q.Limit(), Offset: q.Offset()}
 	if q.SiteID > 0 {
 		if _, err := s.clientSite(c, q.SiteID); err != nil {

@@ -153,13 +153,15 @@ func TestChatSessionList(t *testing.T) {
 			t.Fatalf("siteless session: %+v", d.Items[2])
 		}
 		for q, want := range map[string]string{
-			"member_id=m1&site_id=" + itoa(a): "t4,t1",
-			"member_id=m1&keyword=install":    "t4,t1", // title or last_message, any case
-			"member_id=m1&keyword=100%25":     "t2",
-			"member_id=m1&keyword=nothing":    "",
-			"member_id=m2":                    "t6",
-			"member_id=nobody":                "",
-			"member_id=m1&tenant_id=999":      "",
+			"member_id=m1&site_id=" + itoa(a):  "t4,t1",
+			"member_id=m1&keyword=install":     "t4,t1", // title or last_message, any case
+			"member_id=m1&keyword=100%25":      "t2",
+			"member_id=m1&keyword=nothing":     "",
+			"member_id=m2":                     "t6",
+			"member_id=nobody":                 "",
+			"member_id=m1&tenant_id=999":       "",
+			"member_id=m1&tenant_slug=nope":    "",
+			"member_id=m2&tenant_slug=default": "t6",
 		} {
 			if got := ids(list(q)); got != want {
 				t.Errorf("%s: %q, want %q", q, got, want)
