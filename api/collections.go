@@ -162,6 +162,14 @@ func (s *Server) listCollections(c *fiber.Ctx) error {
 	}
 	var parent *int64
 	if q.ParentID > 0 {
+		// The parent must be a collection of the site.
+		p, err := s.d.DB.GetCollection(c.UserContext(), q.ParentID)
+		if errors.Is(err, db.ErrNotFound) || err == nil && p.SiteID != q.SiteID {
+			return NotFound("parent collection")
+		}
+		if err != nil {
+			return err
+		}
 		parent = &q.ParentID
 	}
 	cols, total, err := s.d.DB.ListCollections(c.UserContext(), q.SiteID, parent, q.Limit(), q.Offset())

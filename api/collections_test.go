@@ -117,6 +117,9 @@ func TestCollectionCRUD(t *testing.T) {
 		if got := kbOrders(h, site.ID, &a.ID); got != "A1:0" {
 			t.Fatalf("children: %s", got)
 		}
+		// A parent that does not exist, or is another site's, is 404.
+		h.must(404, "GET", fmt.Sprintf("%s/collections?site_id=%d&parent_id=999999", adminPath, site.ID), nil, h.admin)
+		h.must(404, "GET", fmt.Sprintf("%s/collections?site_id=%d&parent_id=%d", adminPath, site.ID, foreign.ID), nil, h.admin)
 		// Paging: size 2 of 3 roots.
 		var pg Page[CollectionResponse]
 		h.must(200, "GET", fmt.Sprintf("%s/collections?site_id=%d&size=2&page=2", adminPath, site.ID), nil, h.admin).into(t, &pg)
