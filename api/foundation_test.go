@@ -1,6 +1,7 @@
 package api
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"net/http"
@@ -214,5 +215,50 @@ func TestForwardedForOnlyFromTrustedProxies(t *testing.T) {
 		if ev.IP != want {
 			t.Fatalf("trusted proxies %s: recorded IP %q, want %q", proxies, ev.IP, want)
 		}
+	}
+}
+
+// The first start creates the default tenant and one admin; a restart
+// creates nothing more. A password from LORE_ADMIN_PASSWORD is used as given,
+// otherwise one is generated and printed once.
+func TestBootstrapCreatesTheDefaultTenantAndFirstAdminOnce(t *testing.T) {
+	for _, dialect := range dbtest.Dialects {
+		t.Run(dialect, func(t *testing.T) {
+			ctx := context.Background()
+			for _, env := range []map[string]string{{"LORE_ADMIN_EMAIL": "root@example.com"},
+				{"LORE_ADMIN_EMAIL": "root@example.com", "LORE_ADMIN_PASSWORD": "given-password-1"}} {
+				h := newBareHarness(t, dialect, env)
+				var out bytes.Buffer
+				if err := Bootstrap(ctx, h.d, &out); err != nil {
+					t.Fatal(err)
+				}
+				pw := env["LORE_ADMIN_PASSWORD"]
+				if pw == "" {
+					_, rest, ok := strings.Cut(out.String(), "root@example.com / ")
+					if !ok {
+						t.Fatalf("no generated password printed: %q", out.String())
+					}
+					pw = strings.Fields(rest)[0]
+				} else if strings.Contains(out.String(), pw) {
+					t.Fatalf("the configured password was printed: %q", out.String())
+				}
+				var login LoginResult
+				h.must(200, "POST", adminPath+"/users:login", map[string]any{"email": "root@example.com", "password": pw}, "").into(t, &login)
+				if login.Token == "" || login.User.Role != models.RoleAdmin || login.User.Status != models.UserActive {
+					t.Fatalf("login: %+v", login)
+				}
+				tenant, err := h.d.DB.TenantBySlug(ctx, "default")
+				if err != nil || login.User.TenantID != tenant.ID {
+					t.Fatalf("default tenant %+v %v, admin's tenant %d", tenant, err, login.User.TenantID)
+				}
+				out.Reset()
+				if err := Bootstrap(ctx, h.d, &out); err != nil || out.Len() != 0 {
+					t.Fatalf("second start: %v %q", err, out.String())
+				}
+				if n, _ := h.d.DB.CountUsers(ctx); n != 1 {
+					t.Fatalf("%d users after a restart", n)
+				}
+			}
+		})
 	}
 }

@@ -40,8 +40,21 @@ func eachDialect(t *testing.T, fn func(t *testing.T, h *harness)) {
 	}
 }
 
-// newHarness builds a server; env overrides configuration variables.
+// newHarness builds a server with the default tenant and an admin; env
+// overrides configuration variables.
 func newHarness(t *testing.T, dialect string, env map[string]string) *harness {
+	t.Helper()
+	h := newBareHarness(t, dialect, env)
+	if _, err := h.d.DB.EnsureDefaultTenant(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	h.admin = h.userToken(models.RoleAdmin)
+	return h
+}
+
+// newBareHarness builds a server on an empty database (migrated, nothing
+// else: no tenant, no user).
+func newBareHarness(t *testing.T, dialect string, env map[string]string) *harness {
 	t.Helper()
 	vars := map[string]string{"LORE_DATA_DIR": t.TempDir(), "LORE_JWT_SECRET": "test-secret-0123456789abcdef0123456789", "TEMPORAL_ADDRESS": "none",
 		"LORE_TRUSTED_PROXIES": "0.0.0.0"} // the in-process test client acts as the proxy
@@ -66,12 +79,6 @@ func newHarness(t *testing.T, dialect string, env map[string]string) *harness {
 	d := &deps.Deps{Cfg: cfg, Log: slog.New(slog.NewTextHandler(io.Discard, nil)), DB: database, Cache: c}
 	h := &harness{t: t, d: d}
 	h.s = New(d)
-	tid, err := database.EnsureDefaultTenant(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	_ = tid
-	h.admin = h.userToken(models.RoleAdmin)
 	return h
 }
 
