@@ -181,7 +181,7 @@ func (s *Server) prepareChatTurn(ctx context.Context, t chatTurn) (*startedTurn,
 	launch := func(ctx context.Context) error {
 		if in.Reader != "" {
 			// The run's first model call starts now, while the run starts;
-			// the run adopts it (activities.StartEarly).
+			// the run adopts it (activities.Early).
 			s.early.Start(wfID, workflows.FirstModelInput(in))
 		}
 		_, err := tc.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: wfID, TaskQueue: cfg.TemporalQueue,

@@ -271,7 +271,7 @@ func modelInput(in ChatRunInput, turn []activities.TurnMessage, offerTools bool,
 }
 
 // FirstModelInput is the input of the run's first model call (after
-// response.created, tools offered): what an early call (activities.StartEarly)
+// response.created, tools offered): what an early call (activities.Early.Start)
 // must send for the run to adopt it.
 func FirstModelInput(in ChatRunInput) activities.ModelTurnInput {
 	return modelInput(in, nil, true, 1)
