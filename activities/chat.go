@@ -77,6 +77,10 @@ type ModelTurnInput struct {
 	// there with ErrStreamTimeout, so the timeout holds even for a call that
 	// runs as a local activity, where the run's timer cannot fire meanwhile.
 	DeadlineMs int64
+	// Reader is the streamhub.ProcessID of the API process that streams the
+	// turn (empty: none). A call in another process signals its pieces to
+	// the run every few tens of milliseconds, the reader's only source.
+	Reader string
 }
 
 // Error types of ModelTurn the chat run tells apart from a failure.
@@ -130,7 +134,7 @@ func (a *Chat) ModelTurn(ctx context.Context, in ModelTurnInput) (ModelTurnResul
 		return ModelTurnResult{}, err
 	}
 	gen, t0 := a.adoptEarly(ctx, in, model, modelName, req)
-	em := a.newEmitter(ctx, in.SeqBase)
+	em := a.newEmitter(ctx, in)
 	defer em.close()
 	var res ModelTurnResult
 	started := map[int]bool{}
@@ -320,6 +324,7 @@ type emitter struct {
 	prefix    string // origin prefix: activity id and attempt
 	seqBase   int
 	local     bool // running as a local activity: no signals (see fail)
+	hubReader bool // the run's reader is in this process and reads the hub
 	n         int
 	mu        sync.Mutex
 	sendMu    sync.Mutex // one signal at a time, so batches arrive in order
@@ -332,11 +337,12 @@ type emitter struct {
 	err       error
 }
 
-func (a *Chat) newEmitter(ctx context.Context, seqBase int) *emitter {
+func (a *Chat) newEmitter(ctx context.Context, in ModelTurnInput) *emitter {
 	info := activity.GetInfo(ctx)
 	e := &emitter{a: a, ctx: ctx, wfID: info.WorkflowExecution.ID, runID: info.WorkflowExecution.RunID,
-		attempt: info.Attempt, stop: make(chan struct{}), seqBase: seqBase, local: info.IsLocalActivity,
-		prefix: fmt.Sprintf("%s/%d/", info.ActivityID, info.Attempt)}
+		attempt: info.Attempt, stop: make(chan struct{}), seqBase: in.SeqBase, local: info.IsLocalActivity,
+		prefix:    fmt.Sprintf("%s/%d/", info.ActivityID, info.Attempt),
+		hubReader: a.Hub != nil && in.Reader != "" && in.Reader == streamhub.ProcessID}
 	if e.local {
 		// The run's workflow task stays open while a local activity runs:
 		// a signal would only be seen after the run ended. Everything goes
@@ -346,10 +352,10 @@ func (a *Chat) newEmitter(ctx context.Context, seqBase int) *emitter {
 	interval := a.FlushInterval
 	if interval <= 0 {
 		interval = 40 * time.Millisecond
-		if a.Hub != nil {
-			// Readers in this process already have every event: the log
-			// (readers elsewhere, reconnects) gets them each second, and
-			// the rest with the call's result.
+		if e.hubReader {
+			// The reader is in this process and has every event from the
+			// hub: the log (reconnects elsewhere) gets them each second,
+			// and the rest with the call's result.
 			interval = time.Second
 		}
 	}
@@ -385,7 +391,7 @@ func (e *emitter) add(ev map[string]any) {
 		e.a.Hub.Publish(e.wfID, streamhub.Event{Origin: origin, Seq: seq, Data: b})
 	}
 	e.mu.Unlock()
-	if first && e.a.Hub == nil {
+	if first && !e.hubReader {
 		_ = e.flush() // the first piece goes out at once: it is what time-to-first-token measures
 	}
 }

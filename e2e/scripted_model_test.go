@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/lorekb/lore/models"
+	"github.com/lorekb/lore/workflows"
 )
 
 // scriptedModel is an OpenAI-compatible chat endpoint: the first call of a
@@ -471,4 +472,51 @@ func nextSSE(rd *bufio.Reader) (sseEvent, bool) {
 			return sseEvent{}, false
 		}
 	}
+}
+
+// With the worker in another process (here: an API without a worker of its
+// own, LORE_RUN_WORKER=false, beside a worker that is not its), the model
+// calls are scheduled activities that signal their pieces to the run, and
+// the API reads only the run's log: the same events, the stream timeout by
+// the run's timer, a client that leaves cancels the run through Temporal
+// and the model call through its heartbeat.
+func TestChatWithTheWorkerElsewhere(t *testing.T) {
+	t.Run("answer", func(t *testing.T) {
+		m := newScriptedModel(t)
+		a := newApp(t, "postgres", modelEnv(m, map[string]string{"LORE_RUN_WORKER": "false"}))
+		site := a.site("Elsewhere")
+		a.waitStatus(a.newDoc(site, "Installation", installDoc, "published"), "completed")
+		_, evs := a.stream("POST", "/v1/chat/responses", map[string]any{"input": "install?", "stream": true, "filter": map[string]any{"site_id": site}})
+		ts := strings.Join(types(evs), ",")
+		if !strings.HasPrefix(ts, "response.created,response.tool_call.started,response.tool_call.delta,response.tool_call.delta,response.tool_call.completed,response.output_text.delta") ||
+			!strings.HasSuffix(ts, "response.knowledge_sources,response.completed,[DONE]") {
+			t.Fatalf("events: %s", ts)
+		}
+		for i, ev := range evs[:len(evs)-1] {
+			if ev.ID != i+1 {
+				t.Fatalf("event %d has id %d", i, ev.ID)
+			}
+		}
+		if got := answer(evs); got != "Download the archive and run make run [1]. " || m.calls.Load() != 2 {
+			t.Fatalf("answer %q, %d model calls", got, m.calls.Load())
+		}
+	})
+	t.Run("timeout", func(t *testing.T) {
+		m := newScriptedModel(t)
+		m.stall.Store(true)
+		a := newApp(t, "sqlite", modelEnv(m, map[string]string{"LORE_RUN_WORKER": "false", "CHAT_STREAM_TIMEOUT_SECONDS": "2"}))
+		site := a.site("Slow")
+		a.waitStatus(a.newDoc(site, "Installation", installDoc, "published"), "completed")
+		_, evs := a.stream("POST", "/v1/chat/responses", map[string]any{"input": "install?", "stream": true, "filter": map[string]any{"site_id": site}})
+		if ts := types(evs); !strings.HasSuffix(answer(evs), workflows.TimeoutNotice) || ts[len(ts)-2] != "response.completed" {
+			t.Fatalf("events %v answer %q", ts, answer(evs))
+		}
+		eventually(t, 20*time.Second, "the stalled model call to be cancelled", func() bool { return m.cancelled.Load() == 1 })
+	})
+	t.Run("client gone", func(t *testing.T) {
+		m := newScriptedModel(t)
+		m.stall.Store(true)
+		a := newApp(t, "sqlite", modelEnv(m, map[string]string{"LORE_RUN_WORKER": "false"}))
+		a.chatThenLeave(m, "output_text.delta", "role = 'assistant' AND message_seq IS NOT NULL AND content = 'Download '", 2)
+	})
 }

@@ -266,7 +266,7 @@ func modelInput(in ChatRunInput, turn []activities.TurnMessage, offerTools bool,
 	return activities.ModelTurnInput{
 		ThreadID: in.ThreadID, TenantID: in.TenantID, Model: in.Model, Temperature: in.Temperature,
 		Instructions: in.Instructions, Turn: turn, OfferTools: offerTools, StartedAtMs: in.StartedAtMs,
-		SeqBase: seqBase, DeadlineMs: in.StartedAtMs + in.timeout().Milliseconds(),
+		SeqBase: seqBase, DeadlineMs: in.StartedAtMs + in.timeout().Milliseconds(), Reader: in.Reader,
 	}
 }
 
