@@ -209,17 +209,24 @@ func (a *Chat) callContext(ctx context.Context, in ModelTurnInput) (context.Cont
 	} else {
 		ctx, cancel = context.WithCancel(ctx)
 	}
-	if a.Hub != nil {
-		gone := a.Hub.Cancelled(activity.GetInfo(ctx).WorkflowExecution.ID)
-		go func() {
-			select {
-			case <-gone:
-				cancel()
-			case <-ctx.Done():
-			}
-		}()
-	}
+	a.cancelOnReaderGone(ctx, activity.GetInfo(ctx).WorkflowExecution.ID, cancel)
 	return ctx, cancel
+}
+
+// cancelOnReaderGone calls cancel when the run's reader in this process goes
+// away (Hub.Cancel), or not at all once ctx ends.
+func (a *Chat) cancelOnReaderGone(ctx context.Context, wfID string, cancel context.CancelFunc) {
+	if a.Hub == nil {
+		return
+	}
+	gone := a.Hub.Cancelled(wfID)
+	go func() {
+		select {
+		case <-gone:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
 }
 
 var errStreamDeadline = errors.New("stream deadline")
@@ -342,7 +349,7 @@ func (a *Chat) newEmitter(ctx context.Context, in ModelTurnInput) *emitter {
 	e := &emitter{a: a, ctx: ctx, wfID: info.WorkflowExecution.ID, runID: info.WorkflowExecution.RunID,
 		attempt: info.Attempt, stop: make(chan struct{}), seqBase: in.SeqBase, local: info.IsLocalActivity,
 		prefix:    fmt.Sprintf("%s/%d/", info.ActivityID, info.Attempt),
-		hubReader: a.Hub != nil && in.Reader != "" && in.Reader == streamhub.ProcessID}
+		hubReader: a.Hub != nil && in.Reader == streamhub.ProcessID}
 	if e.local {
 		// The run's workflow task stays open while a local activity runs:
 		// a signal would only be seen after the run ended. Everything goes

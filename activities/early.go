@@ -94,17 +94,8 @@ func (a *Chat) startEarly(wfID string, request func(context.Context) (llm.Model,
 	})
 	go func() {
 		defer cancel()
-		if a.Hub != nil {
-			// The reader went away before the run adopted the call.
-			gone := a.Hub.Cancelled(wfID)
-			go func() {
-				select {
-				case <-gone:
-					cancel()
-				case <-ctx.Done():
-				}
-			}()
-		}
+		// The reader may go away before the run adopts the call.
+		a.cancelOnReaderGone(ctx, wfID, cancel)
 		model, name, req, err := request(ctx)
 		e.mu.Lock()
 		e.name, e.buildErr = name, err

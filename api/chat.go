@@ -341,17 +341,27 @@ func (s *Server) chatResponses(c *fiber.Ctx) error {
 // respondJSON waits for the run's last event and returns the bare response
 // object (storing the turn continues after it).
 func (s *Server) respondJSON(c *fiber.Ctx, st *startedTurn) error {
-	ctx, cancel := context.WithTimeout(c.UserContext(), s.d.Cfg.ChatStreamTimeout()+time.Minute)
-	defer cancel()
-	var a answer
-	if err := s.followRun(ctx, st.WorkflowID, 0, a.add, nil, nil); err != nil {
-		return Unavailable("chat run: %v", err)
+	a, err := s.collectAnswer(c, st)
+	if err != nil {
+		return err
 	}
 	msgID := make([]byte, 6)
 	_, _ = rand.Read(msgID)
 	return c.JSON(ResponseObject{ID: st.ThreadID, Object: "response", CreatedAt: st.CreatedAt.Unix(), Status: "completed",
 		Model: st.Model, Usage: a.usage, Output: []ResponseOutput{{Type: "message", ID: "msg-" + hex.EncodeToString(msgID),
 			Role: "assistant", Content: []map[string]any{{"type": "output_text", "text": a.text.String()}}}}})
+}
+
+// collectAnswer follows the run to its last event (see followRun) and
+// returns the answer, for replies that are not streamed.
+func (s *Server) collectAnswer(c *fiber.Ctx, st *startedTurn) (*answer, error) {
+	ctx, cancel := context.WithTimeout(c.UserContext(), s.d.Cfg.ChatStreamTimeout()+time.Minute)
+	defer cancel()
+	a := &answer{}
+	if err := s.followRun(ctx, st.WorkflowID, 0, a.add, nil, nil); err != nil {
+		return nil, Unavailable("chat run: %v", err)
+	}
+	return a, nil
 }
 
 // answer collects the text and usage of a run's events, for answers that

@@ -3,7 +3,6 @@ package api
 import (
 	"bufio"
 	"bytes"
-	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -437,6 +436,9 @@ func pyDumps(obj []kv) []byte {
 	return b.Bytes()
 }
 
+// htmlEscapes are the escapes Go's encoder writes and json.dumps does not.
+var htmlEscapes = map[string]byte{`\u003c`: '<', `\u003e`: '>', `\u0026`: '&'}
+
 // pyValue copies compact JSON into b with json.dumps' separators and ASCII
 // escaping.
 func pyValue(b *bytes.Buffer, v json.RawMessage) {
@@ -453,8 +455,8 @@ func pyValue(b *bytes.Buffer, v json.RawMessage) {
 		case inString && c == '\\':
 			// Go writes <, > and & as \u003c, \u003e and \u0026; json.dumps
 			// writes them as they are.
-			if esc := string(in[i:min(i+6, len(in))]); esc == `\u003c` || esc == `\u003e` || esc == `\u0026` {
-				b.WriteString(map[string]string{`\u003c`: "<", `\u003e`: ">", `\u0026`: "&"}[esc])
+			if lit, ok := htmlEscapes[string(in[i:min(i+6, len(in))])]; ok {
+				b.WriteByte(lit)
 				i += 6
 				continue
 			}
@@ -487,11 +489,9 @@ func pyValue(b *bytes.Buffer, v json.RawMessage) {
 // completionJSON waits for the run's last event and returns a
 // chat.completion object.
 func (s *Server) completionJSON(c *fiber.Ctx, st *startedTurn, id string, created int64) error {
-	ctx, cancel := context.WithTimeout(c.UserContext(), s.d.Cfg.ChatStreamTimeout()+time.Minute)
-	defer cancel()
-	var a answer
-	if err := s.followRun(ctx, st.WorkflowID, 0, a.add, nil, nil); err != nil {
-		return Unavailable("chat run: %v", err)
+	a, err := s.collectAnswer(c, st)
+	if err != nil {
+		return err
 	}
 	var usage map[string]int
 	if u := a.usage; u != nil {
