@@ -1,0 +1,278 @@
+package activities
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/lorekb/lore/internal/rerank"
+	"github.com/lorekb/lore/internal/vector"
+	"github.com/lorekb/lore/models"
+	"go.temporal.io/sdk/temporal"
+)
+
+// SearchInput is one search tool call.
+type SearchInput struct {
+	ThreadID   string
+	ToolCallID string
+	TenantID   int64
+	SiteID     int64
+	Arguments  string // the tool call's JSON arguments
+	// DeadlineMs is when the stream times out (Unix ms): a search still
+	// running then stops with ErrStreamTimeout (no timer of the run can
+	// interrupt a local activity).
+	DeadlineMs int64
+}
+
+// SourceRef is one cited document of a search result.
+type SourceRef struct {
+	DocumentID int64   `json:"document_id"`
+	SiteID     int64   `json:"site_id"`
+	Title      string  `json:"title"`
+	Score      float64 `json:"score"`
+}
+
+// SearchResult is what the workflow needs of a search: no passage text.
+type SearchResult struct {
+	ToolCallID string
+	ChunkCount int
+	Hash       string // content hash of the passages, for the identical-output guard
+	Sources    []SourceRef
+	ElapsedMS  int64
+}
+
+// storedResult is the JSON kept in tool_results (served by the tool-result
+// endpoint) and formatted for the model.
+type storedResult struct {
+	Query    string    `json:"query"`
+	Passages []passage `json:"passages"`
+}
+
+type passage struct {
+	DocumentID int64   `json:"document_id"`
+	SiteID     int64   `json:"site_id"`
+	Title      string  `json:"title"`
+	Score      float64 `json:"score"`
+	Fragments  int     `json:"fragments"`
+	Content    string  `json:"content"`
+}
+
+// FragmentSeparator joins fragments of one document in a passage.
+const FragmentSeparator = "\n[...]\n"
+
+// Search recalls fragments of the request's site only (hard isolation), keeps
+// published, completed documents, reranks unless disabled, merges fragments
+// per document and stores the result under the tool call id.
+func (a *Chat) Search(ctx context.Context, in SearchInput) (SearchResult, error) {
+	if in.DeadlineMs > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithDeadlineCause(ctx, time.UnixMilli(in.DeadlineMs), errStreamDeadline)
+		defer cancel()
+	}
+	res, err := a.search(ctx, in)
+	if err != nil && errors.Is(context.Cause(ctx), errStreamDeadline) {
+		return res, temporal.NewNonRetryableApplicationError("the stream deadline passed during the search", ErrStreamTimeout, err)
+	}
+	return res, err
+}
+
+func (a *Chat) search(ctx context.Context, in SearchInput) (SearchResult, error) {
+	start := time.Now()
+	var args struct {
+		Query string `json:"query"`
+	}
+	_ = json.Unmarshal([]byte(in.Arguments), &args)
+	query := strings.TrimSpace(args.Query)
+	cfg := a.D.Cfg
+	var hits []vector.Hit
+	if query != "" {
+		emb, store, err := a.D.TenantVectors(ctx, in.TenantID)
+		if err != nil {
+			return SearchResult{}, err
+		}
+		t0 := time.Now()
+		vecs, err := emb.Embed(ctx, []string{query})
+		a.D.Metrics.ObserveModel("embedding", emb.Model(), time.Since(t0), 0, 0, err)
+		if err != nil {
+			return SearchResult{}, classify(err)
+		}
+		k := min(cfg.RAGRecallK, cfg.RAGRecallMax)
+		dense, err := store.Search(ctx, in.SiteID, vecs[0], k, float32(cfg.RAGRecallThreshold))
+		if err != nil {
+			return SearchResult{}, err
+		}
+		sparse, err := store.KeywordSearch(ctx, in.SiteID, query, k)
+		if err != nil {
+			return SearchResult{}, err
+		}
+		hits = fuse(dense, sparse, min(k, cfg.RAGRecallMax))
+	}
+	hits, err := a.visible(ctx, in.SiteID, hits)
+	if err != nil {
+		return SearchResult{}, err
+	}
+	if len(hits) > 0 {
+		if hits, err = a.rerank(ctx, in.TenantID, query, hits); err != nil {
+			return SearchResult{}, err
+		}
+	}
+	res := storedResult{Query: query, Passages: mergeByDocument(hits)}
+	content, _ := json.Marshal(res)
+	if err := a.D.DB.SaveToolResult(ctx, &models.ToolResult{ToolCallID: in.ToolCallID, ThreadID: in.ThreadID, Content: string(content)}); err != nil {
+		return SearchResult{}, err
+	}
+	h := sha256.New()
+	out := SearchResult{ToolCallID: in.ToolCallID, ChunkCount: len(hits)}
+	for _, p := range res.Passages {
+		h.Write([]byte(fmt.Sprintf("%d\x00%s\x00", p.DocumentID, p.Content)))
+		out.Sources = append(out.Sources, SourceRef{DocumentID: p.DocumentID, SiteID: p.SiteID, Title: p.Title, Score: p.Score})
+	}
+	out.Hash = hex.EncodeToString(h.Sum(nil))
+	out.ElapsedMS = time.Since(start).Milliseconds()
+	return out, nil
+}
+
+// fuse merges vector and keyword hits (reciprocal rank fusion), keeping the
+// cosine score of vector hits as the displayed score.
+func fuse(dense, sparse []vector.Hit, limit int) []vector.Hit {
+	type entry struct {
+		hit vector.Hit
+		rrf float64
+	}
+	byID := map[string]*entry{}
+	var order []string
+	add := func(hs []vector.Hit, dense bool) {
+		for rank, h := range hs {
+			e, ok := byID[h.ChunkID]
+			if !ok {
+				e = &entry{hit: h}
+				if !dense {
+					e.hit.Score = 0
+				}
+				byID[h.ChunkID] = e
+				order = append(order, h.ChunkID)
+			} else if dense {
+				e.hit.Score = h.Score
+			}
+			e.rrf += 1 / float64(60+rank)
+		}
+	}
+	add(dense, true)
+	add(sparse, false)
+	sort.SliceStable(order, func(i, j int) bool { return byID[order[i]].rrf > byID[order[j]].rrf })
+	if len(order) > limit {
+		order = order[:limit]
+	}
+	out := make([]vector.Hit, len(order))
+	for i, id := range order {
+		out[i] = byID[id].hit
+	}
+	return out
+}
+
+// visible keeps hits of published, completed documents of the site.
+func (a *Chat) visible(ctx context.Context, siteID int64, hits []vector.Hit) ([]vector.Hit, error) {
+	if len(hits) == 0 {
+		return hits, nil
+	}
+	ids := make([]int64, 0, len(hits))
+	for _, h := range hits {
+		ids = append(ids, h.DocumentID)
+	}
+	ok, err := a.D.DB.SearchableDocuments(ctx, siteID, ids)
+	if err != nil {
+		return nil, err
+	}
+	out := hits[:0]
+	for _, h := range hits {
+		if v, found := ok[h.DocumentID]; found && h.SiteID == siteID && v == h.Version {
+			out = append(out, h)
+		}
+	}
+	return out, nil
+}
+
+func (a *Chat) rerank(ctx context.Context, tenantID int64, query string, hits []vector.Hit) ([]vector.Hit, error) {
+	top := a.D.Cfg.RAGRerankTopK
+	if !a.D.Cfg.RAGEnableRerank {
+		if len(hits) > top {
+			hits = hits[:top]
+		}
+		return hits, nil
+	}
+	rr, err := a.D.Reranker(ctx, tenantID)
+	if err != nil {
+		return nil, temporal.NewNonRetryableApplicationError(err.Error(), "Config", err)
+	}
+	docs := make([]string, len(hits))
+	for i, h := range hits {
+		docs[i] = h.Title + "\n" + h.Heading + "\n" + h.Text
+	}
+	t0 := time.Now()
+	ranked, err := rr.Rerank(ctx, query, docs, top)
+	a.D.Metrics.ObserveModel("rerank", fmt.Sprintf("%T", rr), time.Since(t0), 0, 0, err)
+	if err != nil {
+		if errors.Is(err, rerank.ErrPermanent) {
+			return nil, temporal.NewNonRetryableApplicationError(err.Error(), "RerankPermanent", err)
+		}
+		return nil, err
+	}
+	out := make([]vector.Hit, 0, len(ranked))
+	for _, r := range ranked {
+		h := hits[r.Index]
+		if h.Score == 0 {
+			h.Score = float32(r.Score)
+		}
+		out = append(out, h)
+	}
+	return out, nil
+}
+
+// mergeByDocument groups fragments of one document into one passage (in
+// chunk order, separated by FragmentSeparator), ordered by best score.
+func mergeByDocument(hits []vector.Hit) []passage {
+	var order []int64
+	groups := map[int64][]vector.Hit{}
+	for _, h := range hits {
+		if _, ok := groups[h.DocumentID]; !ok {
+			order = append(order, h.DocumentID)
+		}
+		groups[h.DocumentID] = append(groups[h.DocumentID], h)
+	}
+	out := make([]passage, 0, len(order))
+	for _, id := range order {
+		g := groups[id]
+		best := g[0].Score
+		sort.SliceStable(g, func(i, j int) bool { return g[i].ChunkIndex < g[j].ChunkIndex })
+		texts := make([]string, len(g))
+		for i, h := range g {
+			texts[i] = strings.TrimSpace(h.Text)
+		}
+		out = append(out, passage{DocumentID: id, SiteID: g[0].SiteID, Title: g[0].Title, Score: float64(best),
+			Fragments: len(g), Content: strings.Join(texts, FragmentSeparator)})
+	}
+	return out
+}
+
+// FormatToolResult renders a stored search result for the model, numbering
+// passages from start.
+func FormatToolResult(stored string, start int) string {
+	var r storedResult
+	if json.Unmarshal([]byte(stored), &r) != nil || len(r.Passages) == 0 {
+		return "No relevant documents found."
+	}
+	var b strings.Builder
+	for i, p := range r.Passages {
+		if i > 0 {
+			b.WriteString("\n\n")
+		}
+		fmt.Fprintf(&b, "[%d] %s\n%s", start+i, p.Title, p.Content)
+	}
+	return b.String()
+}

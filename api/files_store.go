@@ -1,0 +1,137 @@
+package api
+
+import (
+	"context"
+	"errors"
+	"net/url"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+	"github.com/lorekb/lore/internal/blob"
+	"github.com/lorekb/lore/internal/deps"
+)
+
+// fallbackStores holds, per server, the store opened when the dependencies
+// came without one (deps built by hand in tools and tests; deps.Open always
+// sets Blob).
+var fallbackStores sync.Map // *Server → *fallbackStore
+
+type fallbackStore struct {
+	once  sync.Once
+	store blob.Store
+	err   error
+}
+
+// blobStore returns the configured store, or else the one deps.OpenBlob
+// picks for the configuration (a local directory under the data dir unless
+// S3 is configured), opened once.
+func (s *Server) blobStore() (blob.Store, error) {
+	if s.d.Blob != nil {
+		return s.d.Blob, nil
+	}
+	v, _ := fallbackStores.LoadOrStore(s, &fallbackStore{})
+	fb := v.(*fallbackStore)
+	fb.once.Do(func() { fb.store, fb.err = deps.OpenBlob(context.Background(), s.d.Cfg) })
+	if fb.err != nil {
+		s.log.Error("file storage unavailable", "err", fb.err)
+		return nil, Unavailable("file storage unavailable")
+	}
+	return fb.store, nil
+}
+
+// blobError maps store errors to API errors: invalid names and metadata are
+// 400, a missing object 404, anything else a logged 503.
+func (s *Server) blobError(c *fiber.Ctx, err error) error {
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, blob.ErrInvalidName), errors.Is(err, blob.ErrInvalidMetadata):
+		return BadRequest("%v", err)
+	case errors.Is(err, blob.ErrNotFound):
+		return NotFound("file")
+	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+		return err
+	}
+	s.log.Error("file storage failed", "err", err, "path", c.Path(), "request_id", c.Locals(requestIDKey))
+	return Unavailable("file storage unavailable")
+}
+
+// objectName reads the {object_name+} path parameter, URL-decodes it once and
+// validates it (400 for traversal, absolute names, NUL and encoded tricks).
+func objectName(c *fiber.Ctx) (string, error) {
+	raw := param(c, "object_name")
+	name, err := url.PathUnescape(raw)
+	if err != nil {
+		return "", BadRequest("object_name: invalid URL encoding")
+	}
+	if err := blob.ValidateName(name); err != nil {
+		return "", BadRequest("object_name: %v", err)
+	}
+	return name, nil
+}
+
+// siteOfObject returns the site owning an object name "sites/<id>/...".
+func siteOfObject(name string) (int64, bool) {
+	rest, found := strings.CutPrefix(name, "sites/")
+	if !found {
+		return 0, false
+	}
+	seg, _, _ := strings.Cut(rest, "/")
+	id, err := strconv.ParseInt(seg, 10, 64)
+	if err != nil || id < 1 {
+		return 0, false
+	}
+	return id, true
+}
+
+// adminObject reads the object name and checks the caller may manage it.
+func (s *Server) adminObject(c *fiber.Ctx) (string, error) {
+	name, err := objectName(c)
+	if err != nil {
+		return "", err
+	}
+	if id, ok := siteOfObject(name); ok {
+		if err := requireSite(c, id, SiteAdminUp); err != nil {
+			return "", err
+		}
+	}
+	return name, nil
+}
+
+// clientObject reads the object name and checks the reader may see it: files
+// of a site need the site active and, when it has a password, the token.
+func (s *Server) clientObject(c *fiber.Ctx) (string, error) {
+	name, err := objectName(c)
+	if err != nil {
+		return "", err
+	}
+	if id, ok := siteOfObject(name); ok {
+		if _, err := s.clientSite(c, id); err != nil {
+			return "", err
+		}
+	}
+	return name, nil
+}
+
+// fileURL returns a download URL for an object, or "" when the store cannot
+// make one (for example a local store without a signer).
+func (s *Server) fileURL(ctx context.Context, store blob.Store, name string, d time.Duration) string {
+	u, err := store.URL(ctx, name, d)
+	if err != nil {
+		s.log.Debug("no file URL", "object", name, "err", err)
+		return ""
+	}
+	return u
+}
+
+func timePtr(t time.Time) *time.Time {
+	if t.IsZero() {
+		return nil
+	}
+	return &t
+}
+
+// ---- upload -------------------------------------------------------------------
