@@ -46,6 +46,7 @@ type Server struct {
 	// tenantSlugs maps the tenant_slug of client reads to tenant ids (0:
 	// none), see tenantSlugTTL.
 	tenantSlugs memo.TTL[string, int64]
+	corsPolicy  *corsPolicy // nil: CORS off (LORE_CORS_ORIGINS empty)
 
 	specOnce sync.Once
 	specs    map[Surface][]byte
@@ -54,7 +55,7 @@ type Server struct {
 
 // New builds the server and mounts every route.
 func New(d *deps.Deps) *Server {
-	s := &Server{d: d, log: d.Log, docs: newDocState()}
+	s := &Server{d: d, log: d.Log, docs: newDocState(), corsPolicy: newCORSPolicy(d.Cfg.CORSOrigins)}
 	s.siteRows = memo.TTL[int64, *models.Site]{Keep: siteRowTTL, Max: 10000}
 	s.tenantSlugs = memo.TTL[string, int64]{Keep: tenantSlugTTL, Max: 10000}
 	if d.Cfg.RunWorker {
@@ -79,7 +80,7 @@ func New(d *deps.Deps) *Server {
 		cfg.TrustedProxies = d.Cfg.TrustedProxies
 	}
 	s.app = fiber.New(cfg)
-	s.app.Use(s.requestID, s.observe, s.recoverPanic, s.bodyLimit)
+	s.app.Use(s.cors, s.requestID, s.observe, s.recoverPanic, s.bodyLimit)
 	s.mount()
 	s.app.Use(func(c *fiber.Ctx) error { return ErrNotFound })
 	return s

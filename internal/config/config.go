@@ -29,11 +29,16 @@ type Config struct {
 	// only requests from these may set the client IP with X-Forwarded-For
 	// (the IP keys view events and the password rate limit).
 	TrustedProxies []string
-	TemporalAddr   string // TEMPORAL_ADDRESS; "none" disables Temporal
-	TemporalNS     string // TEMPORAL_NAMESPACE
-	TemporalQueue  string // TEMPORAL_TASK_QUEUE
-	TemporalUI     string // TEMPORAL_UI_URL (printed by make run)
-	TemporalGzip   bool   // TEMPORAL_GRPC_GZIP: compress gRPC requests to Temporal (worth it over a WAN only)
+	// CORSOrigins (LORE_CORS_ORIGINS, comma-separated): browser origins the
+	// API answers cross-origin, as the reference's front-ends are deployed
+	// (their own host, calling the API's). "*" admits any origin, without
+	// credentials; "none" turns CORS off.
+	CORSOrigins   []string
+	TemporalAddr  string // TEMPORAL_ADDRESS; "none" disables Temporal
+	TemporalNS    string // TEMPORAL_NAMESPACE
+	TemporalQueue string // TEMPORAL_TASK_QUEUE
+	TemporalUI    string // TEMPORAL_UI_URL (printed by make run)
+	TemporalGzip  bool   // TEMPORAL_GRPC_GZIP: compress gRPC requests to Temporal (worth it over a WAN only)
 
 	JWTSecret     string        // LORE_JWT_SECRET (generated and persisted when unset)
 	JWTTTL        time.Duration // LORE_JWT_TTL
@@ -121,6 +126,7 @@ func LoadFrom(lookup func(string) (string, bool)) (*Config, error) {
 		RunWorker:      e.bool("LORE_RUN_WORKER", true),
 		LogLevel:       e.str("LORE_LOG_LEVEL", "info"),
 		TrustedProxies: splitList(e.str("LORE_TRUSTED_PROXIES", "")),
+		CORSOrigins:    splitList(e.str("LORE_CORS_ORIGINS", "http://localhost:8001,http://localhost:8002,http://localhost:3000")),
 		TemporalAddr:   e.str("TEMPORAL_ADDRESS", "127.0.0.1:7233"),
 		TemporalNS:     e.str("TEMPORAL_NAMESPACE", "default"),
 		TemporalQueue:  e.str("TEMPORAL_TASK_QUEUE", "lore"),
