@@ -6,6 +6,8 @@ import (
 	"unicode"
 
 	"github.com/gofiber/fiber/v2"
+
+	"github.com/lorekb/lore/internal/analyze"
 	"github.com/lorekb/lore/internal/db"
 	"github.com/lorekb/lore/models"
 )
@@ -143,7 +145,7 @@ func readingTime(content string) int {
 	words, inWord := 0, false
 	for _, r := range content {
 		switch {
-		case unicode.In(r, unicode.Han, unicode.Hiragana, unicode.Katakana, unicode.Hangul):
+		case analyze.IsCJK(r):
 			words++
 			inWord = false
 		case unicode.IsLetter(r) || unicode.IsDigit(r) || r == '\'' || r == '_':

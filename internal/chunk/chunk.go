@@ -13,6 +13,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/lorekb/lore/internal/analyze"
 )
 
 // DefaultSize is the target maximum number of runes per piece when
@@ -214,21 +216,7 @@ func sentenceEnd(s string) int {
 // isWordRune reports whether r belongs to a space-delimited word (CJK
 // ideographs and kana are not, since any rune boundary between them is fine).
 func isWordRune(r rune) bool {
-	return (unicode.IsLetter(r) || unicode.IsDigit(r)) && !isCJK(r)
-}
-
-// isCJK reports whether r is written without spaces between words.
-func isCJK(r rune) bool {
-	switch {
-	case r >= 0x3040 && r <= 0x30FF, // Hiragana, Katakana
-		r >= 0x3400 && r <= 0x4DBF,   // CJK Extension A
-		r >= 0x4E00 && r <= 0x9FFF,   // CJK Unified Ideographs
-		r >= 0xAC00 && r <= 0xD7AF,   // Hangul syllables
-		r >= 0xF900 && r <= 0xFAFF,   // CJK Compatibility Ideographs
-		r >= 0x20000 && r <= 0x3134F: // CJK Extensions B..G
-		return true
-	}
-	return false
+	return (unicode.IsLetter(r) || unicode.IsDigit(r)) && !analyze.IsCJK(r)
 }
 
 // section is the run of blocks under one heading path.

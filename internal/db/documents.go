@@ -8,8 +8,10 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"github.com/lorekb/lore/models"
 	"github.com/uptrace/bun"
+
+	"github.com/lorekb/lore/internal/analyze"
+	"github.com/lorekb/lore/models"
 )
 
 // ErrCollectionNotInSite refuses a document whose collection_id names a
@@ -159,7 +161,7 @@ func caseless(s string) bool {
 				return false
 			}
 		case unicode.IsDigit(r), unicode.IsPunct(r), unicode.IsSpace(r),
-			unicode.In(r, unicode.Han, unicode.Hiragana, unicode.Katakana, unicode.Hangul):
+			analyze.IsCJK(r):
 		default:
 			return false
 		}

@@ -18,6 +18,8 @@ import (
 	"sync"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/lorekb/lore/internal/analyze"
 )
 
 // DefaultDimension is the vector size New uses when given 0: large enough for
@@ -305,7 +307,7 @@ func (s *scratch) tokenize(text string) {
 			r, w = utf8.DecodeRuneInString(text[i:])
 			i += w
 			switch {
-			case isCJK(r):
+			case analyze.IsCJK(r):
 				class = classCJK
 			case unicode.IsLetter(r) || unicode.IsDigit(r) || unicode.Is(unicode.Mn, r):
 				class = classWord
@@ -366,19 +368,4 @@ func (s *scratch) endWord() {
 
 func (s *scratch) trigram(a, b, c rune) {
 	s.add(mix((uint64(a)<<42|uint64(b)<<21|uint64(c))^seedTrigram), weightTrigram)
-}
-
-// isCJK reports whether r belongs to a script written without spaces between
-// words (Han, kana, Hangul syllables).
-func isCJK(r rune) bool {
-	switch {
-	case r >= 0x3040 && r <= 0x30FF, // Hiragana, Katakana
-		r >= 0x3400 && r <= 0x4DBF,   // CJK Extension A
-		r >= 0x4E00 && r <= 0x9FFF,   // CJK Unified Ideographs
-		r >= 0xAC00 && r <= 0xD7AF,   // Hangul syllables
-		r >= 0xF900 && r <= 0xFAFF,   // CJK Compatibility Ideographs
-		r >= 0x20000 && r <= 0x3134F: // CJK Extensions B..G
-		return true
-	}
-	return false
 }

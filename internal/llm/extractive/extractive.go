@@ -22,8 +22,8 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/lorekb/lore/internal/analyze"
 	"github.com/lorekb/lore/internal/llm"
-	"github.com/lorekb/lore/internal/rerank/lexical"
 )
 
 // NotFoundAnswer is the reply when the search returned no passages. It is
@@ -391,10 +391,14 @@ func init() {
 	}
 }
 
+// otherPassageShare is how close to the best sentence's score a sentence
+// from another passage must come to join the answer (and cite its passage).
+const otherPassageShare = 0.75
+
 // queryTerms are the distinct terms of the question without stopwords, or
 // all its terms if it has nothing else.
 func queryTerms(query string) []string {
-	all := lexical.Terms(query)
+	all := analyze.Terms(query)
 	var (
 		content []string
 		seen    = map[string]bool{}
@@ -427,7 +431,7 @@ func answer(query string, passages []passage) string {
 		for _, seg := range p.segments {
 			for _, s := range splitSentences(seg) {
 				terms := map[string]bool{}
-				for _, t := range lexical.Terms(s) {
+				for _, t := range analyze.Terms(s) {
 					terms[t] = true
 				}
 				if len(terms) == 0 {
@@ -476,6 +480,11 @@ func answer(query string, passages []passage) string {
 			// Weak matches next to a strong one are usually noise.
 			if len(picked) == maxAnswerSentences || c.score < 0.35*best {
 				break
+			}
+			// The answer comes from the best sentence's passage; another
+			// passage is cited only for a sentence nearly as good.
+			if c.passage != cands[ranked[0]].passage && c.score < otherPassageShare*best {
+				continue
 			}
 			if seen[c.text] {
 				continue
@@ -535,7 +544,7 @@ func words(text string) []string {
 		prevCJK   bool
 	)
 	for i, r := range text {
-		space, cjk := unicode.IsSpace(r), lexical.IsCJK(r)
+		space, cjk := unicode.IsSpace(r), analyze.IsCJK(r)
 		if i > start && !space && (prevSpace || ((prevCJK || cjk) && !unicode.IsPunct(r))) {
 			out = append(out, text[start:i])
 			start = i

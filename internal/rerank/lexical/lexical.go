@@ -10,9 +10,8 @@ import (
 	"context"
 	"math"
 	"sort"
-	"strings"
-	"unicode"
 
+	"github.com/lorekb/lore/internal/analyze"
 	"github.com/lorekb/lore/internal/rerank"
 )
 
@@ -68,7 +67,7 @@ func (r *Reranker) Rerank(ctx context.Context, query string, docs []string, topN
 // need scores without ranking (for example to score sentences of passages).
 func Score(query string, docs []string) []float64 {
 	scores := make([]float64, len(docs))
-	qTerms := Terms(query)
+	qTerms := analyze.Terms(query)
 	if len(qTerms) == 0 || len(docs) == 0 {
 		return scores
 	}
@@ -79,7 +78,7 @@ func Score(query string, docs []string) []float64 {
 	df := make(map[string]int, len(unique))
 	totalLen := 0
 	for i, d := range docs {
-		terms := Terms(d)
+		terms := analyze.Terms(d)
 		docTerms[i] = terms
 		totalLen += len(terms)
 		tf := make(map[string]int)
@@ -116,62 +115,6 @@ func Score(query string, docs []string) []float64 {
 		scores[i] = s
 	}
 	return scores
-}
-
-// Terms splits text into matching terms: maximal runs of letters and digits,
-// lower-cased, and for Chinese, Japanese and Korean script (which is written
-// without spaces) overlapping character bigrams, or the single character when
-// a run has only one. Terms are returned in text order so phrase matching can
-// use them. Exported so that other offline components match text exactly as
-// the reranker does.
-func Terms(text string) []string {
-	var (
-		terms []string
-		word  strings.Builder
-		cjk   []rune
-	)
-	flushWord := func() {
-		if word.Len() > 0 {
-			terms = append(terms, word.String())
-			word.Reset()
-		}
-	}
-	flushCJK := func() {
-		switch len(cjk) {
-		case 0:
-		case 1:
-			terms = append(terms, string(cjk))
-		default:
-			for i := 0; i+1 < len(cjk); i++ {
-				terms = append(terms, string(cjk[i:i+2]))
-			}
-		}
-		cjk = cjk[:0]
-	}
-	for _, r := range text {
-		switch {
-		case IsCJK(r):
-			flushWord()
-			cjk = append(cjk, r)
-		case unicode.IsLetter(r) || unicode.IsDigit(r) || unicode.Is(unicode.Mn, r):
-			flushCJK()
-			word.WriteRune(unicode.ToLower(r))
-		default:
-			flushWord()
-			flushCJK()
-		}
-	}
-	flushWord()
-	flushCJK()
-	return terms
-}
-
-// IsCJK reports whether r belongs to a script written without spaces between
-// words (Han, Hiragana, Katakana) or to Hangul, which Terms indexes by
-// character bigrams instead of whole words.
-func IsCJK(r rune) bool {
-	return unicode.In(r, unicode.Han, unicode.Hiragana, unicode.Katakana, unicode.Hangul) ||
-		r == 'ー' // prolonged sound mark, part of Katakana words
 }
 
 func dedupe(terms []string) []string {

@@ -7,25 +7,6 @@ import (
 	"testing"
 )
 
-func TestTerms(t *testing.T) {
-	cases := []struct {
-		in   string
-		want []string
-	}{
-		{"Install the Server, v2.1!", []string{"install", "the", "server", "v2", "1"}},
-		{"如何安装", []string{"如何", "何安", "安装"}},
-		{"用 Docker 部署", []string{"用", "docker", "部署"}},
-		{"ÉCOLE naïve", []string{"école", "naïve"}},
-		{"データベース", []string{"デー", "ータ", "タベ", "ベー", "ース"}},
-		{"  ... ", nil},
-	}
-	for _, c := range cases {
-		if got := Terms(c.in); !reflect.DeepEqual(got, c.want) {
-			t.Errorf("Terms(%q) = %q, want %q", c.in, got, c.want)
-		}
-	}
-}
-
 func TestRerankPutsRelevantDocFirst(t *testing.T) {
 	docs := []string{
 		"Lore stores documents in PostgreSQL and indexes them for search.",

@@ -4,8 +4,8 @@ import (
 	"math"
 	"sort"
 	"strings"
-	"unicode"
-	"unicode/utf8"
+
+	"github.com/lorekb/lore/internal/analyze"
 )
 
 // BM25 parameters: the usual defaults.
@@ -130,7 +130,7 @@ func (ix *keywordIndex) search(query string, k int) []scored {
 	}
 	acc := make(map[uint32]float64)
 	seen := make(map[string]bool)
-	tokenize(query, func(w string) {
+	analyze.Each(query, func(w string) {
 		if seen[w] {
 			return
 		}
@@ -175,74 +175,8 @@ func termFreqs(r *record) (map[string]uint32, int) {
 		tf[w]++
 		n++
 	}
-	tokenize(r.title, count)
-	tokenize(r.heading, count)
-	tokenize(r.text, count)
+	analyze.Each(r.title, count)
+	analyze.Each(r.heading, count)
+	analyze.Each(r.text, count)
 	return tf, n
-}
-
-// tokenize calls emit for each keyword token of s: lower-cased runs of
-// letters and digits, and for CJK text, which has no spaces, every
-// character and every pair of adjacent characters (so both one-character and
-// multi-character queries match).
-func tokenize(s string, emit func(string)) {
-	var buf []byte
-	wordStart := -1 // byte offset in s of the current word, when ASCII-lower already
-	lower := true
-	prevCJK := -1 // byte offset of the previous CJK rune
-	flushWord := func(end int) {
-		if wordStart < 0 {
-			return
-		}
-		w := s[wordStart:end]
-		if !lower {
-			buf = buf[:0]
-			for _, r := range w {
-				buf = utf8.AppendRune(buf, unicode.ToLower(r))
-			}
-			w = string(buf)
-		}
-		emit(w)
-		wordStart, lower = -1, true
-	}
-	for i := 0; i < len(s); {
-		r, size := utf8.DecodeRuneInString(s[i:])
-		switch {
-		case isCJK(r):
-			flushWord(i)
-			emit(s[i : i+size])
-			if prevCJK >= 0 {
-				emit(s[prevCJK : i+size])
-			}
-			prevCJK = i
-		case unicode.IsLetter(r) || unicode.IsDigit(r) || unicode.Is(unicode.Mn, r):
-			prevCJK = -1
-			if wordStart < 0 {
-				wordStart = i
-			}
-			if unicode.ToLower(r) != r {
-				lower = false
-			}
-		default:
-			flushWord(i)
-			prevCJK = -1
-		}
-		i += size
-	}
-	flushWord(len(s))
-}
-
-// isCJK reports whether r belongs to a script written without spaces between
-// words (Han, kana, Hangul syllables).
-func isCJK(r rune) bool {
-	switch {
-	case r >= 0x3040 && r <= 0x30FF, // Hiragana, Katakana
-		r >= 0x3400 && r <= 0x4DBF,   // CJK Extension A
-		r >= 0x4E00 && r <= 0x9FFF,   // CJK Unified Ideographs
-		r >= 0xAC00 && r <= 0xD7AF,   // Hangul syllables
-		r >= 0xF900 && r <= 0xFAFF,   // CJK Compatibility Ideographs
-		r >= 0x20000 && r <= 0x3134F: // CJK Extensions B..G
-		return true
-	}
-	return false
 }

@@ -391,12 +391,27 @@ func TestKeywordIndexCleanup(t *testing.T) {
 	}
 }
 
-func TestTokenize(t *testing.T) {
-	var got []string
-	tokenize("Hello, WORLD! Ünïcode v1.2 中文字 x", func(w string) { got = append(got, w) })
-	want := []string{"hello", "world", "ünïcode", "v1", "2", "中", "文", "中文", "字", "文字", "x"}
-	if fmt.Sprint(got) != fmt.Sprint(want) {
-		t.Fatalf("got %q, want %q", got, want)
+// TestKeywordSearchUsesAnalyzer: the index matches words as the analyzer
+// does, so inflections meet, stop words decide nothing, and Chinese queries
+// find Chinese chunks.
+func TestKeywordSearchUsesAnalyzer(t *testing.T) {
+	ctx := context.Background()
+	s := openTest(t, t.TempDir())
+	defer s.Close()
+	if err := s.Upsert(ctx, []vector.Chunk{
+		chunk(1, 1, 1, 0, vec(1, 0), "Restoring backups from the archive"),
+		chunk(1, 2, 1, 0, vec(0, 1), "How do I do it? What is it? How is it done?"),
+		chunk(1, 3, 1, 0, vec(1, 1), "显示文件系统的磁盘使用情况"),
+	}); err != nil {
+		t.Fatal(err)
+	}
+	hits, err := s.KeywordSearch(ctx, 1, "How do I restore a backup?", 10)
+	if err != nil || len(hits) != 1 || hits[0].DocumentID != 1 {
+		t.Fatalf("restore: %v, %v", hits, err)
+	}
+	hits, err = s.KeywordSearch(ctx, 1, "磁盘使用", 10)
+	if err != nil || len(hits) != 1 || hits[0].DocumentID != 3 {
+		t.Fatalf("Chinese: %v, %v", hits, err)
 	}
 }
 
