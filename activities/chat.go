@@ -83,6 +83,10 @@ const (
 	// ErrStreamTimeout: the call reached ModelTurnInput.DeadlineMs (or a
 	// search SearchInput.DeadlineMs).
 	ErrStreamTimeout = "StreamTimeout"
+	// ErrModelStreamBroken: the call failed after it emitted events. It is
+	// not retried: a retry would stream its answer again after the part
+	// readers already have.
+	ErrModelStreamBroken = "ModelStreamBroken"
 )
 
 // ModelTurnResult is the assistant message of one model call.
@@ -227,8 +231,9 @@ var errStreamDeadline = errors.New("stream deadline")
 // fail turns a failed call into the error the run sees. What a reader may
 // already have seen must reach the log: a scheduled activity signals it; a
 // local activity (its run's workflow task is open, a signal would only land
-// after the run ended) carries it in the error, which is then final, since a
-// retry would stream the text twice.
+// after the run ended) carries it in the error. Either way a call that
+// emitted anything fails for good (ErrModelStreamBroken): a retry would
+// stream the text twice.
 func (em *emitter) fail(ctx context.Context, err error) error {
 	var typ string
 	nonRetryable := false
@@ -243,7 +248,12 @@ func (em *emitter) fail(ctx context.Context, err error) error {
 		typ, nonRetryable = "ModelPermanent", true
 	}
 	if !em.local {
+		shown := em.emitted()
 		_ = em.flushDetached()
+		if shown && !nonRetryable {
+			// A retry would stream its answer after the part readers have.
+			typ, nonRetryable = ErrModelStreamBroken, true
+		}
 		if nonRetryable {
 			return temporal.NewNonRetryableApplicationError(err.Error(), typ, err)
 		}
@@ -254,7 +264,7 @@ func (em *emitter) fail(ctx context.Context, err error) error {
 		return err // nothing shown yet: retry
 	}
 	if typ == "" {
-		typ = "ModelStreamBroken"
+		typ = ErrModelStreamBroken
 	}
 	return temporal.NewNonRetryableApplicationError(err.Error(), typ, err, tail)
 }
@@ -436,6 +446,14 @@ func (e *emitter) signal(ctx context.Context) error {
 		e.mu.Unlock()
 	}
 	return err
+}
+
+// emitted reports whether the call has emitted an event (to the hub, the
+// log or pending).
+func (e *emitter) emitted() bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.n > 0
 }
 
 // failed reports the first signal error: a batch that did not reach the log

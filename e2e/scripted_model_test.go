@@ -34,6 +34,9 @@ type scriptedModel struct {
 	summarizing atomic.Int32
 	parallel    atomic.Bool // ask for two searches at once
 	delay       time.Duration
+	// breakAfter, when positive, makes the next answer call break its
+	// connection after that many words (once: it is reset to 0).
+	breakAfter atomic.Int32
 }
 
 func newScriptedModel(t *testing.T) *scriptedModel {
@@ -93,7 +96,12 @@ func (m *scriptedModel) serve(w http.ResponseWriter, r *http.Request) {
 		}
 		send(chunk(map[string]any{}, "tool_calls"))
 	} else {
+		broken := m.breakAfter.Swap(0)
 		for i, word := range strings.Fields("Download the archive and run make run [1].") {
+			if broken > 0 && i == int(broken) {
+				time.Sleep(100 * time.Millisecond) // the words so far reach the run first
+				panic(http.ErrAbortHandler)        // the connection breaks mid-stream
+			}
 			if i == 1 && m.stall.Load() {
 				<-r.Context().Done()
 				m.cancelled.Add(1)
@@ -512,6 +520,34 @@ func TestChatWithTheWorkerElsewhere(t *testing.T) {
 			t.Fatalf("events %v answer %q", ts, answer(evs))
 		}
 		eventually(t, 20*time.Second, "the stalled model call to be cancelled", func() bool { return m.cancelled.Load() == 1 })
+	})
+	// A model call that breaks after streaming part of its answer is not
+	// retried: a retry would stream the answer again after the part the
+	// reader already has. The reader gets the part once, then the error
+	// notice, and the stored answer is what it got.
+	t.Run("broken mid-stream", func(t *testing.T) {
+		m := newScriptedModel(t)
+		m.breakAfter.Store(2)
+		a := newApp(t, "sqlite", modelEnv(m, map[string]string{"LORE_RUN_WORKER": "false"}))
+		site := a.site("Broken")
+		a.waitStatus(a.newDoc(site, "Installation", installDoc, "published"), "completed")
+		_, evs := a.stream("POST", "/v1/chat/responses", map[string]any{"input": "install?", "stream": true, "filter": map[string]any{"site_id": site}})
+		got := answer(evs)
+		if !strings.HasPrefix(got, "Download the "+workflows.ErrorNoticePrefix) || strings.Count(got, "Download") != 1 {
+			t.Fatalf("answer %q (events %v)", got, types(evs))
+		}
+		if ts := types(evs); ts[len(ts)-2] != "response.completed" {
+			t.Fatalf("events %v", ts)
+		}
+		eventually(t, 20*time.Second, "the turn to be stored as streamed", func() bool {
+			n, _ := a.d.DB.NewSelect().Model((*models.ChatMessage)(nil)).
+				Where("role = 'assistant' AND message_seq IS NOT NULL AND content = ?", got).Count(context.Background())
+			return n == 1
+		})
+		time.Sleep(time.Second) // a retry would have started by now
+		if n := m.calls.Load(); n != 2 {
+			t.Fatalf("%d model calls, want 2 (no retry once part of the answer was streamed)", n)
+		}
 	})
 	t.Run("client gone", func(t *testing.T) {
 		m := newScriptedModel(t)

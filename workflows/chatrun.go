@@ -135,13 +135,19 @@ type chatRun struct {
 	turn     []activities.TurnMessage
 	final    string
 	partial  string // text streamed by the model call in progress
-	usage    llm.Usage
-	offset   int
-	sources  []activities.KnowledgeSource
-	seenDoc  map[int64]bool
-	elapsed  map[string]int64
-	firstMs  int64
-	textMs   int64
+	// attempt is the attempt of the model call in progress whose events the
+	// log holds (0: none yet); stale is set when another attempt of the same
+	// call (a retry after its worker died mid-stream) sent events: they are
+	// dropped, and the call ends as broken whatever it returns.
+	attempt int32
+	stale   bool
+	usage   llm.Usage
+	offset  int
+	sources []activities.KnowledgeSource
+	seenDoc map[int64]bool
+	elapsed map[string]int64
+	firstMs int64
+	textMs  int64
 }
 
 // ChatRunner is the chat run of a worker process: with Hub set, the run
@@ -288,6 +294,7 @@ func (r *chatRun) agent(ctx workflow.Context) {
 	forceStop := false
 	for {
 		var res activities.ModelTurnResult
+		r.attempt, r.stale = 0, false
 		mi := modelInput(r.in, r.turn, !forceStop, len(r.events))
 		var f workflow.Future
 		if r.local {
@@ -299,6 +306,9 @@ func (r *chatRun) agent(ctx workflow.Context) {
 		r.drain()
 		if len(res.Tail.Events) > 0 {
 			r.accept(res.Tail)
+		}
+		if err == nil && r.stale {
+			err = temporal.NewNonRetryableApplicationError(errRetriedMidStream, activities.ErrModelStreamBroken, nil)
 		}
 		if err != nil {
 			var ae *temporal.ApplicationError
@@ -501,8 +511,21 @@ func (r *chatRun) emitText(t string) {
 	r.emit(map[string]any{"type": "response.output_text.delta", "delta": t})
 }
 
-// accept appends an activity's batch to the log in arrival order.
+// errRetriedMidStream ends a turn whose model call was retried after an
+// earlier attempt had streamed part of its answer.
+const errRetriedMidStream = "the model call was interrupted after part of its answer was streamed"
+
+// accept appends an activity's batch to the log in arrival order; a batch of
+// another attempt than the one already in the log is dropped (see stale).
 func (r *chatRun) accept(b activities.EventBatch) {
+	if len(b.Events) == 0 {
+		return
+	}
+	if r.attempt != 0 && b.Attempt != r.attempt {
+		r.stale = true
+		return
+	}
+	r.attempt = b.Attempt
 	for i, e := range b.Events {
 		ev := ChatEvent{Seq: len(r.events) + 1, Data: e}
 		if i < len(b.Origins) {

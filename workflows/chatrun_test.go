@@ -258,11 +258,23 @@ func TestChatIdenticalOutputGuard(t *testing.T) {
 // returns the log and what was stored.
 func runFailingModel(t *testing.T, modelErr error) (EventsPage, activities.PersistInput) {
 	t.Helper()
+	return runModel(t, func(*testsuite.TestWorkflowEnvironment, context.Context, activities.ModelTurnInput) (activities.ModelTurnResult, error) {
+		return activities.ModelTurnResult{}, modelErr
+	})
+}
+
+// runModel runs a turn whose model calls are model (env is the run's test
+// environment) and returns the log and what was stored.
+func runModel(t *testing.T, model func(*testsuite.TestWorkflowEnvironment, context.Context, activities.ModelTurnInput) (activities.ModelTurnResult, error)) (EventsPage, activities.PersistInput) {
+	t.Helper()
 	var s testsuite.WorkflowTestSuite
 	env := s.NewTestWorkflowEnvironment()
 	var a *activities.Chat
 	env.RegisterActivity(a)
-	env.OnActivity(a.ModelTurn, mock.Anything, mock.Anything).Return(activities.ModelTurnResult{}, modelErr)
+	env.OnActivity(a.ModelTurn, mock.Anything, mock.Anything).Return(
+		func(ctx context.Context, in activities.ModelTurnInput) (activities.ModelTurnResult, error) {
+			return model(env, ctx, in)
+		})
 	var persisted activities.PersistInput
 	env.OnActivity(a.Persist, mock.Anything, mock.Anything).Return(func(ctx context.Context, in activities.PersistInput) (activities.PersistResult, error) {
 		persisted = in
@@ -375,5 +387,40 @@ func TestChatSummarizesOnlyLongThreads(t *testing.T) {
 		if ce.summary != tc.calls {
 			t.Fatalf("stored %d: summarize ran %d times, want %d", tc.stored, ce.summary, tc.calls)
 		}
+	}
+}
+
+// A scheduled model call whose first attempt streamed part of its answer and
+// whose retry (its worker died mid-stream) streams again: the log keeps the
+// first attempt's part once, drops the retry's events, and the turn ends
+// with the error notice after that part, stored as streamed.
+func TestChatRetriedModelCallIsNotStreamedTwice(t *testing.T) {
+	delta := func(text string) json.RawMessage {
+		b, _ := json.Marshal(map[string]any{"type": "response.output_text.delta", "delta": text})
+		return b
+	}
+	calls := 0
+	p, persisted := runModel(t, func(env *testsuite.TestWorkflowEnvironment, ctx context.Context, in activities.ModelTurnInput) (activities.ModelTurnResult, error) {
+		calls++
+		attempt := activity.GetInfo(ctx).Attempt
+		env.SignalWorkflow(activities.SignalEvents, activities.EventBatch{Attempt: attempt,
+			Events: []json.RawMessage{delta("Hel")}, Origins: []string{"1/" + string(rune('0'+attempt)) + "/0"}})
+		if attempt == 1 {
+			return activities.ModelTurnResult{}, errors.New("worker lost") // retryable
+		}
+		return activities.ModelTurnResult{Message: llm.Message{Role: "assistant", Content: "Hello"},
+			Tail: activities.EventBatch{Attempt: attempt, Events: []json.RawMessage{delta("lo")}, Origins: []string{"1/2/1"}}}, nil
+	})
+	var text strings.Builder
+	for _, e := range p.Events {
+		var x struct {
+			Delta string `json:"delta"`
+		}
+		_ = json.Unmarshal(e.Data, &x)
+		text.WriteString(x.Delta)
+	}
+	want := "Hel" + ErrorNoticePrefix + errRetriedMidStream + "]"
+	if calls != 2 || text.String() != want || persisted.Final != want {
+		t.Fatalf("%d calls; streamed %q, stored %q, want %q", calls, text.String(), persisted.Final, want)
 	}
 }
