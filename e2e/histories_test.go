@@ -10,8 +10,8 @@ import (
 
 	"github.com/lorekb/lore/models"
 	"github.com/lorekb/lore/workflows"
-	"go.temporal.io/api/temporalproto"
 	historypb "go.temporal.io/api/history/v1"
+	"go.temporal.io/api/temporalproto"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/worker"
 )
