@@ -49,7 +49,7 @@ func (s *Server) botWebhookRoutes() []Route {
 				Description: "400 text/plain `verification failed` on a bad signature, corp id or timestamp. " +
 					"Configuration problems are enveloped: unknown site 404, channel disabled 403, incomplete settings 400."},
 			Route{Surface: Client, Method: http.MethodPost, Path: e.path, Tag: "bot", Perm: Public, Raw: "text/plain",
-				Query: BotWebhookQuery{}, Handler: s.botCallback(e.channel),
+				Query: BotWebhookQuery{}, Handler: s.botCallback(e.channel), MaxBody: s.messengerBodyMax(),
 				Summary: "Message callback of the " + e.name + " bot channel (encrypted XML body); answers `success`",
 				Description: "The body is `<xml><Encrypt>…</Encrypt></xml>`. A bad signature, decryption or XML gives 400 " +
 					"with an empty body, a stale timestamp 400, a body over MESSENGER_MAX_BODY_BYTES 413. An accepted " +
@@ -162,17 +162,7 @@ func (s *Server) botCallback(channel string) fiber.Handler {
 		if err != nil {
 			return err
 		}
-		limit := s.d.Cfg.MessengerMaxBodyBytes
-		if limit <= 0 || limit > msgr.MaxBodyBytes {
-			limit = msgr.MaxBodyBytes
-		}
-		if c.Request().Header.ContentLength() > limit {
-			return fiber.ErrRequestEntityTooLarge
-		}
-		body := c.Body()
-		if len(body) > limit {
-			return fiber.ErrRequestEntityTooLarge
-		}
+		body := c.Body() // read within messengerBodyMax by limitBody
 		if err := msgr.CheckTimestamp(q.Timestamp, time.Now(), s.d.Cfg.MessengerReplayWindow); err != nil {
 			s.log.Info("bot callback refused", "channel", channel, "err", err)
 			return botPlain(c, http.StatusBadRequest, "")

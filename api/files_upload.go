@@ -141,10 +141,11 @@ func (s *Server) uploadFile(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	form, err := c.MultipartForm()
+	form, err := s.multipartForm(c, "file")
 	if err != nil {
-		return Invalid("file: a multipart/form-data body with field file is required")
+		return err
 	}
+	defer func() { _ = form.RemoveAll() }()
 	files := form.File["file"]
 	if len(files) == 0 {
 		return Invalid("file: field required")
@@ -175,10 +176,11 @@ func (s *Server) batchUpload(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	form, err := c.MultipartForm()
+	form, err := s.multipartForm(c, "files")
 	if err != nil {
-		return Invalid("files: a multipart/form-data body with field files is required")
+		return err
 	}
+	defer func() { _ = form.RemoveAll() }()
 	files := form.File["files"]
 	if len(files) == 0 {
 		return Invalid("files: field required")

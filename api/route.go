@@ -1,6 +1,7 @@
 package api
 
 import (
+	"net/http"
 	"regexp"
 	"sort"
 	"strings"
@@ -53,8 +54,11 @@ type Route struct {
 	Body     any // zero value of the JSON body type
 	Response any // zero value of the envelope data type; nil → no schema
 	// Raw marks responses that are not enveloped (SSE, file bytes, plain text).
-	Raw         string // content type of a raw response, e.g. "text/event-stream"
-	Multipart   bool
+	Raw       string // content type of a raw response, e.g. "text/event-stream"
+	Multipart bool
+	// MaxBody overrides the body limit of the route (bytes on the wire);
+	// zero means LORE_BODY_LIMIT_BYTES, or the upload limit when Multipart.
+	MaxBody     int64
 	Created     bool // success status is 201
 	Handler     fiber.Handler
 	Description string
@@ -100,6 +104,11 @@ func (s *Server) register(routes []Route) {
 	})
 	for _, r := range sorted {
 		handlers := []fiber.Handler{}
+		if r.Method != http.MethodGet && r.Method != http.MethodHead {
+			// Before authentication: a refused caller's body is not read
+			// either, and the declared length is checked first of all.
+			handlers = append(handlers, s.limitBody(s.bodyMax(r), r.Multipart))
+		}
 		if r.Surface == Admin && r.Perm != Public {
 			handlers = append(handlers, s.requireAuth(r.Perm))
 		}

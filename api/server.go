@@ -66,12 +66,16 @@ func New(d *deps.Deps) *Server {
 		ErrorHandler: s.errorHandler,
 		// Values from the request (method, path, params, headers) outlive the
 		// handler in metrics labels, job ids and logs: never share buffers.
-		Immutable:             true,
-		BodyLimit:             int(d.Cfg.UploadMaxBytes) + 1<<20, // multipart uploads; JSON bodies are limited by bodyLimit
-		DisableStartupMessage: true,
-		ReadTimeout:           60 * time.Second,
-		IdleTimeout:           120 * time.Second,
-		StreamRequestBody:     true,
+		Immutable: true,
+		// Bodies are streamed and never pre-parsed: each route reads its own
+		// through limitBody or multipartForm, up to its limit (bodylimit.go).
+		// BodyLimit only decides how much fasthttp prefetches.
+		BodyLimit:                    d.Cfg.BodyLimit,
+		StreamRequestBody:            true,
+		DisablePreParseMultipartForm: true,
+		DisableStartupMessage:        true,
+		ReadTimeout:                  60 * time.Second,
+		IdleTimeout:                  120 * time.Second,
 	}
 	if len(d.Cfg.TrustedProxies) > 0 {
 		// X-Forwarded-For is believed only from the configured proxies.
@@ -80,7 +84,7 @@ func New(d *deps.Deps) *Server {
 		cfg.TrustedProxies = d.Cfg.TrustedProxies
 	}
 	s.app = fiber.New(cfg)
-	s.app.Use(s.cors, s.requestID, s.observe, s.recoverPanic, s.bodyLimit)
+	s.app.Use(s.cors, s.requestID, s.observe, s.recoverPanic)
 	s.mount()
 	s.app.Use(func(c *fiber.Ctx) error { return ErrNotFound })
 	return s
@@ -157,22 +161,6 @@ func (s *Server) requestID(c *fiber.Ctx) error {
 	err := c.Next()
 	c.Set("X-Process-Time", strconv.FormatFloat(time.Since(start).Seconds(), 'f', 6, 64))
 	return err
-}
-
-// bodyLimit enforces LORE_BODY_LIMIT_BYTES on every body except multipart
-// uploads, which have their own (larger) limit.
-func (s *Server) bodyLimit(c *fiber.Ctx) error {
-	if c.Method() == http.MethodGet || c.Method() == http.MethodHead {
-		return c.Next()
-	}
-	if string(c.Request().Header.MultipartFormBoundary()) != "" {
-		return c.Next()
-	}
-	limit := s.d.Cfg.BodyLimit
-	if n := c.Request().Header.ContentLength(); n > limit || (n < 0 && len(c.Body()) > limit) {
-		return fiber.ErrRequestEntityTooLarge
-	}
-	return c.Next()
 }
 
 // observe records the request in the metrics (by route template, so label
