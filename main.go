@@ -59,7 +59,7 @@ func main() {
 	case "migrate":
 		err = migrate(ctx)
 	case "version":
-		fmt.Println("lore", api.Version)
+		fmt.Println("lore", api.BuildVersion())
 	default:
 		fmt.Fprint(os.Stderr, usage)
 		os.Exit(2)

@@ -8,15 +8,13 @@ import (
 	"github.com/gofiber/fiber/v2"
 )
 
-// Version is the service version reported by /health.
-const Version = "1.0.0"
-
 // Health is the data of GET /health.
 type Health struct {
 	Status      string            `json:"status"`
 	Version     string            `json:"version"`
 	Environment string            `json:"environment"`
-	Edition     string            `json:"edition"`
+	Edition     string            `json:"edition" doc:"community: the reference's open-source admin then shows only panels Lore serves"`
+	IsLicensed  bool              `json:"is_licensed"`
 	Timestamp   string            `json:"timestamp"`
 	Checks      map[string]string `json:"checks"`
 }
@@ -34,8 +32,8 @@ func (s *Server) healthRoutes() []Route {
 func (s *Server) health(c *fiber.Ctx) error {
 	ctx, cancel := context.WithTimeout(c.UserContext(), 3*time.Second)
 	defer cancel()
-	h := Health{Status: "healthy", Version: Version, Environment: s.d.Cfg.Environment,
-		Edition: "enterprise", Timestamp: time.Now().UTC().Format(time.RFC3339),
+	h := Health{Status: "healthy", Version: BuildVersion(), Environment: s.d.Cfg.Environment,
+		Edition: edition, IsLicensed: isLicensed, Timestamp: time.Now().UTC().Format(time.RFC3339),
 		Checks: map[string]string{}}
 	if err := s.d.DB.Health(ctx); err != nil {
 		h.Status = "unhealthy"

@@ -14,11 +14,12 @@ const (
 	ScopeAssignedSites = "assigned sites"
 	ScopeOwnAccount    = "own account only"
 	ScopeOwnJobs       = "jobs they started"
+	ScopeOwnTenant     = "own tenant"
 )
 
 // RouteScope says how the handler of an admin route limits a site_admin or
-// editor: to the sites assigned to them, to their own account or to the jobs
-// they started.
+// editor: to the sites assigned to them, to their own account, to the jobs
+// they started or to their own tenant.
 func RouteScope(r Route) string {
 	switch {
 	case r.Perm == Public:
@@ -29,6 +30,8 @@ func RouteScope(r Route) string {
 		return ScopeOwnAccount
 	case strings.HasPrefix(r.Path, "/jobs"):
 		return ScopeOwnJobs
+	case strings.HasPrefix(r.Path, "/tenants"):
+		return ScopeOwnTenant
 	}
 	return ScopeAssignedSites
 }

@@ -164,6 +164,12 @@ func (m *matrix) call(r Route, who matrixCaller, s matrixSite, own bool, adminJo
 		}
 	case key == "DELETE /sites/{id}":
 		id = kbSite(h, m.fresh("gone")).ID
+	case key == "DELETE /tenants/{id}":
+		t := &models.Tenant{Name: "gone", Slug: m.fresh("gone-"), Plan: "{}", Status: "active"}
+		if err := h.d.DB.CreateTenant(context.Background(), t); err != nil {
+			h.t.Fatal(err)
+		}
+		id = t.ID
 	}
 	keyID, file := s.key, s.file
 	if del {
@@ -175,12 +181,28 @@ func (m *matrix) call(r Route, who matrixCaller, s matrixSite, own bool, adminJo
 		}
 	}
 	path := strings.NewReplacer("{id}", itoa(id), "{key_id}", itoa(keyID), "{object_name+}", file,
-		"{domain}", s.domain, "{slug}", s.slug, "{config_key}", "matrix-none").Replace(r.Path)
+		"{domain}", s.domain, "{slug}", s.slug, "{config_key}", "matrix-none", "{thread_id}", "matrix-none").Replace(r.Path)
 	c := matrixCall{method: r.Method, path: adminPath + path}
 	siteQuery := fmt.Sprintf("?site_id=%d", s.id)
 	switch key {
-	case "GET /documents", "GET /collections", "GET /collections:tree", "GET /stats:siteStats":
+	case "GET /documents", "GET /collections", "GET /collections:tree", "GET /stats:siteStats", "GET /feedback/list", "GET /feedback/stats":
 		c.path += siteQuery
+	case "GET /tenants/current":
+		// A non-admin's choice of tenant is ignored: always its own.
+		c.headers = []string{selectedTenantHeader, "999"}
+		c.list = func(t *testing.T, r *resp, _ bool) {
+			t.Helper()
+			var tn TenantResponse
+			r.into(t, &tn)
+			if want := tokenUser(h, who.token).TenantID; who.level != AdminOnly && tn.ID != want {
+				t.Errorf("GET /tenants/current as %s: tenant %d, want its own %d", who.role, tn.ID, want)
+			}
+		}
+	case "POST /tenants":
+		slug := m.fresh("tenant-")
+		c.body = map[string]any{"name": slug, "slug": slug, "admin_email": slug + "@example.com", "admin_password": "12345678"}
+	case "PATCH /sites/{id}/ee-config":
+		c.body = map[string]any{"access": map[string]any{"is_public": true}, "api_bot": map[string]any{"timeout": 40}}
 	case "GET /sites":
 		c.list = func(t *testing.T, r *resp, want bool) {
 			t.Helper()
@@ -194,12 +216,12 @@ func (m *matrix) call(r Route, who matrixCaller, s matrixSite, own bool, adminJo
 				t.Errorf("GET /sites as %s: site %d listed %v, want %v", who.role, s.id, found, want)
 			}
 		}
-	case "GET /files:list":
+	case "GET /files:list", "GET /files":
 		c.path += fmt.Sprintf("?prefix=sites/%d/", s.id)
 		c.list = func(t *testing.T, r *resp, want bool) {
 			t.Helper()
 			if found := strings.Contains(string(r.Data), s.file); found != want {
-				t.Errorf("GET /files:list as %s: %s listed %v, want %v", who.role, s.file, found, want)
+				t.Errorf("%s as %s: %s listed %v, want %v", key, who.role, s.file, found, want)
 			}
 		}
 	case "POST /files:upload", "POST /files:batchUpload":

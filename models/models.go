@@ -46,11 +46,19 @@ const (
 // Tenant owns sites and users; a default tenant is created on first start.
 type Tenant struct {
 	bun.BaseModel `bun:"table:tenants"`
-	ID            int64     `bun:"id,pk,autoincrement" json:"id"`
-	Slug          string    `bun:"slug,notnull,unique" json:"slug"`
-	Name          string    `bun:"name,notnull" json:"name"`
-	CreatedAt     time.Time `bun:"created_at,notnull" json:"created_at"`
-	UpdatedAt     time.Time `bun:"updated_at,notnull" json:"updated_at"`
+	ID            int64   `bun:"id,pk,autoincrement" json:"id"`
+	Slug          string  `bun:"slug,notnull,unique" json:"slug"`
+	Name          string  `bun:"name,notnull" json:"name"`
+	Domain        *string `bun:"domain" json:"domain"`
+	LogoURL       *string `bun:"logo_url" json:"logo_url"`
+	Description   *string `bun:"description" json:"description"`
+	Status        string  `bun:"status,notnull,default:'active'" json:"status"`
+	// Plan holds the reference's EE plan fields (plan, max_*, contact_*,
+	// advanced_config, plan_expires_at) as a JSON object; Lore enforces none
+	// of them, it keeps and returns what the admin set.
+	Plan      string    `bun:"plan,notnull,default:'{}'" json:"-"`
+	CreatedAt time.Time `bun:"created_at,notnull" json:"created_at"`
+	UpdatedAt time.Time `bun:"updated_at,notnull" json:"updated_at"`
 }
 
 // Site is one documentation site: a tree of collections and documents.

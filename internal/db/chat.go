@@ -79,9 +79,16 @@ func (d *DB) ThreadToolResult(ctx context.Context, threadID, toolCallID string) 
 // that does not exist or belongs to another member is ErrNotFound and
 // nothing is deleted.
 func (d *DB) DeleteChatSession(ctx context.Context, threadID, memberID string) error {
+	return d.deleteThread(ctx, threadID, "member_id = ?", memberID)
+}
+
+// deleteThread deletes the session of a thread that also matches cond (with
+// arg) together with its messages, tool results and feedback, in one
+// transaction; no such session is ErrNotFound and nothing is deleted.
+func (d *DB) deleteThread(ctx context.Context, threadID, cond string, arg any) error {
 	return d.Tx(ctx, func(ctx context.Context, tx bun.Tx) error {
 		res, err := tx.NewDelete().Model((*models.ChatSession)(nil)).
-			Where("thread_id = ?", threadID).Where("member_id = ?", memberID).Exec(ctx)
+			Where("thread_id = ?", threadID).Where(cond, arg).Exec(ctx)
 		if err != nil {
 			return err
 		}

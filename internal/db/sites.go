@@ -240,7 +240,7 @@ func insertSite(ctx context.Context, db bun.IDB, s *models.Site) error {
 // the deleting flag are owned by their own operations and never overwritten
 // from a stale copy.
 var siteEditable = []string{"tenant_id", "name", "slug", "domain", "description", "icon", "status",
-	"theme_color", "layout_mode", "quick_questions", "show_pipeline_trace", "is_public", "updated_at"}
+	"theme_color", "layout_mode", "quick_questions", "show_pipeline_trace", "is_public", "bot_config", "updated_at"}
 
 // UpdateSite writes the editable columns of s. A site that is gone or being
 // deleted is ErrNotFound; a unique violation is ErrConflict.
