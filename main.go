@@ -19,6 +19,7 @@ import (
 	"github.com/lorekb/lore/api"
 	"github.com/lorekb/lore/internal/config"
 	"github.com/lorekb/lore/internal/deps"
+	"github.com/lorekb/lore/internal/opscli"
 	"github.com/lorekb/lore/internal/telemetry"
 	"github.com/lorekb/lore/worker"
 )
@@ -30,7 +31,7 @@ commands:
   worker    run the Temporal worker only
   migrate   apply database migrations and exit
   version   print the version
-`
+` + opscli.Usage
 
 // defaultGCPercent is lore's GOGC unless the environment sets one.
 const defaultGCPercent = 400
@@ -60,6 +61,8 @@ func main() {
 		err = migrate(ctx)
 	case "version":
 		fmt.Println("lore", api.BuildVersion())
+	case "temporal", "users":
+		err = operate(ctx)
 	default:
 		fmt.Fprint(os.Stderr, usage)
 		os.Exit(2)
@@ -82,6 +85,20 @@ func migrate(ctx context.Context) error {
 	defer d.Close()
 	fmt.Println("migrations applied")
 	return nil
+}
+
+// operate runs an operator command of package opscli.
+func operate(ctx context.Context) error {
+	cfg, err := config.Load()
+	if err != nil {
+		return err
+	}
+	err = opscli.Run(ctx, cfg, os.Args[1:], os.Stdin, os.Stdout)
+	if errors.Is(err, opscli.ErrUsage) {
+		fmt.Fprint(os.Stderr, usage)
+		os.Exit(2)
+	}
+	return err
 }
 
 func withoutTemporal(cfg *config.Config) *config.Config {

@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
 # Builds (once) the Temporal CLI into ./bin and starts the local Temporal dev
 # server: SQLite file under the data dir, frontend on :7233, Web UI on :8233.
+# It registers Lore's custom search attributes (workflows/jobmeta.go), so the
+# Web UI can filter by them (LoreSiteId = 3) and GET /jobs can list jobs; a
+# cluster gets them from `lore temporal setup`.
 set -euo pipefail
 cd "$(dirname "$0")"
 TEMPORAL_VERSION="${TEMPORAL_CLI_VERSION:-v1.5.1}"
@@ -17,4 +20,7 @@ exec "$BIN" server start-dev \
   --ip 127.0.0.1 --port "${TEMPORAL_PORT:-7233}" \
   --ui-port "${TEMPORAL_UI_PORT:-8233}" \
   --dynamic-config-value system.enableActivityEagerExecution=true \
+  --search-attribute LoreDocumentId=Int --search-attribute LoreKind=Keyword \
+  --search-attribute LoreRequestedBy=Keyword --search-attribute LoreSiteId=Int \
+  --search-attribute LoreTenantId=Int \
   --log-level warn

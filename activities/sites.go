@@ -42,13 +42,14 @@ func (a *Sites) DeleteSiteDocuments(ctx context.Context, siteID int64) (int, err
 	return a.D.DB.DeleteSiteDocuments(ctx, siteID, deleteBatch)
 }
 
-// DeleteSiteChats removes the site's chat sessions, messages and tool results.
-func (a *Sites) DeleteSiteChats(ctx context.Context, siteID int64) error {
+// DeleteSiteChats removes the site's chat sessions, messages and tool
+// results; it returns how many sessions went (the job's result shows it).
+func (a *Sites) DeleteSiteChats(ctx context.Context, siteID int64) (int, error) {
 	return a.D.DB.DeleteSiteChats(ctx, siteID)
 }
 
-// DeleteSiteCollections removes the site's collections.
-func (a *Sites) DeleteSiteCollections(ctx context.Context, siteID int64) error {
+// DeleteSiteCollections removes the site's collections and returns how many.
+func (a *Sites) DeleteSiteCollections(ctx context.Context, siteID int64) (int, error) {
 	return a.D.DB.DeleteSiteCollections(ctx, siteID)
 }
 

@@ -32,9 +32,9 @@ type DocRef struct {
 
 // IndexResult reports one indexing run.
 type IndexResult struct {
-	Chunks  int
-	Version int64
-	Missing bool // the document no longer exists; nothing was done
+	Chunks  int   `json:"chunks"`
+	Version int64 `json:"content_version"`
+	Missing bool  `json:"missing"` // the document no longer exists; nothing was done
 }
 
 // embedBatch is how many chunks are embedded and upserted per step; the

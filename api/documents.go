@@ -131,13 +131,13 @@ func (s *Server) documentRoutes() []Route {
 		{Surface: Admin, Method: http.MethodGet, Path: "/documents/{id}", Tag: "documents", Perm: EditorUp,
 			Summary: "Get a document with its site and collection path", Response: DocumentResponse{}, Handler: s.getDocumentAdmin},
 		{Surface: Admin, Method: http.MethodPost, Path: "/documents", Tag: "documents", Perm: EditorUp, Created: true,
-			Summary: "Create a document", Body: DocumentCreate{}, Response: DocumentResponse{}, Handler: s.createDocument},
+			Summary: "Create a document", Body: DocumentCreate{}, Response: DocumentWritten{}, Handler: s.createDocument},
 		{Surface: Admin, Method: http.MethodPut, Path: "/documents/{id}", Tag: "documents", Perm: EditorUp,
 			Summary:     "Update a document",
 			Description: "Changing the title or content bumps the content version; a document whose vector_status was completed becomes outdated.",
-			Body:        DocumentUpdate{}, Response: DocumentResponse{}, Handler: s.updateDocument},
+			Body:        DocumentUpdate{}, Response: DocumentWritten{}, Handler: s.updateDocument},
 		{Surface: Admin, Method: http.MethodDelete, Path: "/documents/{id}", Tag: "documents", Perm: SiteAdminUp,
-			Summary: "Delete a document and its vectors", Response: Message{}, Handler: s.deleteDocument},
+			Summary: "Delete a document and its vectors", Response: MessageWithJob{}, Handler: s.deleteDocument},
 		{Surface: Client, Method: http.MethodGet, Path: "/documents", Tag: "documents", Perm: Public,
 			Summary: "List published documents of active sites", Query: ClientDocumentQuery{},
 			Response: Page[DocumentResponse]{}, Handler: s.listDocumentsClient},
@@ -163,7 +163,7 @@ func (s *Server) loadDocument(c *fiber.Ctx, need Perm) (*models.Document, error)
 // leaves the document failed with its vector_error).
 func (s *Server) afterSave(c *fiber.Ctx, before, after *models.Document, vectorize bool) {
 	if vectorize {
-		if _, err := s.queueVectorize(c, after.ID); err != nil {
+		if _, err := s.queueVectorize(c, after); err != nil {
 			s.log.Warn("requested vectorization not started", "document_id", after.ID, "err", err,
 				"request_id", c.Locals(requestIDKey))
 		}
@@ -236,9 +236,35 @@ func (s *Server) respondDetail(c *fiber.Ctx, id int64, create bool) error {
 		return err
 	}
 	if create {
-		return created(c, out)
+		return created(c, DocumentWritten{DocumentResponse: out, JobID: startedJob(c)})
+	}
+	if c.Method() == http.MethodPut {
+		return ok(c, DocumentWritten{DocumentResponse: out, JobID: startedJob(c)})
 	}
 	return ok(c, out)
+}
+
+// DocumentWritten is the answer to a document create or update: the
+// document, and the job the write started (its vectorization, or the removal
+// of its vectors on unpublish), null when it started none.
+type DocumentWritten struct {
+	DocumentResponse
+	JobID *string `json:"job_id" doc:"GET /jobs/{job_id} (or :watch) follows it"`
+}
+
+// MessageWithJob is a message with the job the request started (null when
+// none).
+type MessageWithJob struct {
+	Message string  `json:"message"`
+	JobID   *string `json:"job_id"`
+}
+
+// startedJob is the id of the job this request started, if any.
+func startedJob(c *fiber.Ctx) *string {
+	if id, ok := c.Locals(jobIDKey).(string); ok && id != "" {
+		return &id
+	}
+	return nil
 }
 
 func (s *Server) createDocument(c *fiber.Ctx) error {
@@ -347,7 +373,7 @@ func (s *Server) deleteDocument(c *fiber.Ctx) error {
 		s.log.Warn("after document delete hook failed", "document_id", deleted.ID, "err", err,
 			"request_id", c.Locals(requestIDKey))
 	}
-	return ok(c, Message{Message: "Document deleted"})
+	return ok(c, MessageWithJob{Message: "Document deleted", JobID: startedJob(c)})
 }
 
 // --- client handlers ---

@@ -1,14 +1,12 @@
 package api
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"net/http"
 	"strings"
-	"time"
+	"sync/atomic"
 
 	"github.com/gofiber/fiber/v2"
 	"github.com/google/uuid"
@@ -20,28 +18,19 @@ import (
 	"go.temporal.io/sdk/client"
 )
 
-// Job kinds, stored with each job so :retry can start the same work again.
+// Job kinds, stored with each job so :retry can start the same work again
+// (the LoreKind search attribute of its workflow).
 const (
-	JobVectorizeDocument = "vectorize_document"
-	JobBatchVectorize    = "batch_vectorize"
-	JobRemoveVectors     = "remove_vectors"
-	JobDeleteSite        = "delete_site"
+	JobVectorizeDocument = workflows.KindVectorizeDocument
+	JobBatchVectorize    = workflows.KindBatchVectorize
+	JobRemoveVectors     = workflows.KindRemoveVectors
+	JobDeleteSite        = workflows.KindDeleteSite
+	JobReindex           = workflows.KindReindex
 )
 
-// JobView is the status of a job (a Temporal workflow) as the API shows it.
-type JobView struct {
-	ID         string                   `json:"id"`
-	Kind       string                   `json:"kind"`
-	WorkflowID string                   `json:"workflow_id"`
-	RunID      string                   `json:"run_id"`
-	Status     string                   `json:"status"` // running | completed | failed | canceled | terminated | timed_out | continued_as_new
-	StartedAt  *time.Time               `json:"started_at"`
-	ClosedAt   *time.Time               `json:"closed_at"`
-	Progress   *workflows.BatchProgress `json:"progress"`
-	Error      string                   `json:"error,omitempty"`
-	Temporal   map[string]string        `json:"temporal"`
-	Input      json.RawMessage          `json:"input"`
-}
+// jobIDKey is the fiber local naming the job a request started (the request
+// log line shows it).
+const jobIDKey = "job_id"
 
 // JobRef is returned by every endpoint that starts a workflow.
 type JobRef struct {
@@ -50,14 +39,20 @@ type JobRef struct {
 
 func (s *Server) jobRoutes() []Route {
 	return []Route{
+		{Surface: Admin, Method: http.MethodGet, Path: "/jobs", Tag: "jobs", Perm: SiteAdminUp, Query: JobListQuery{},
+			Summary: "List jobs (Temporal visibility): admins all, site admins those of their sites", Response: Page[JobView]{}, Handler: s.listJobs},
 		{Surface: Admin, Method: http.MethodGet, Path: "/jobs/{id}", Tag: "jobs", Perm: SiteAdminUp,
-			Summary: "Job status and progress", Response: JobView{}, Handler: s.getJob},
+			Summary: "Job status, progress and result", Response: JobView{}, Handler: s.getJob},
 		{Surface: Admin, Method: http.MethodGet, Path: "/jobs/{id}:watch", Tag: "jobs", Perm: SiteAdminUp, Raw: "text/event-stream",
 			Summary: "Stream job progress as server-sent events until the job ends", Handler: s.watchJob},
 		{Surface: Admin, Method: http.MethodPost, Path: "/jobs/{id}:retry", Tag: "jobs", Perm: SiteAdminUp,
-			Summary: "Start a finished (failed or cancelled) job again with the same input", Response: JobView{}, Handler: s.retryJob},
+			Summary: "Start a failed, cancelled, terminated or timed-out job again with the same input (409 otherwise)", Response: JobView{}, Handler: s.retryJob},
 		{Surface: Admin, Method: http.MethodPost, Path: "/jobs/{id}:cancel", Tag: "jobs", Perm: SiteAdminUp,
-			Summary: "Request cancellation of a running job", Response: JobView{}, Handler: s.cancelJob},
+			Summary: "Request cancellation of a running job (409 when it is not running)", Response: JobView{}, Handler: s.cancelJob},
+		{Surface: Admin, Method: http.MethodGet, Path: "/tasks", Tag: "jobs", Perm: SiteAdminUp, Query: TaskListQuery{},
+			Summary: "List jobs in the reference service's task shape (same data as GET /jobs)", Response: Page[Task]{}, Handler: s.listTasks},
+		{Surface: Admin, Method: http.MethodGet, Path: "/tasks/{id}", Tag: "jobs", Perm: SiteAdminUp,
+			Summary: "A job in the reference service's task shape (same data as GET /jobs/{id})", Response: Task{}, Handler: s.getTask},
 	}
 }
 
@@ -69,45 +64,87 @@ func (s *Server) temporalClient() (client.Client, error) {
 	return s.d.Temporal, nil
 }
 
-// startJob starts (or signals-with-start) a workflow and records its job row.
-// signal, when non-empty, makes a running workflow of the same id receive it
-// instead of a second run starting.
-func (s *Server) startJob(c *fiber.Ctx, kind, wfID, signal string, wf any, input any) (string, error) {
+// jobStart is a workflow a handler starts: its id, what it is about, the
+// workflow function and its input. signal, when non-empty, makes a running
+// workflow of the same id receive it instead of a second run starting.
+type jobStart struct {
+	id     string
+	meta   workflows.JobMeta
+	signal string
+	wf     any
+	input  any
+}
+
+// missingAttrs is set once the workflow engine refused Lore's search
+// attributes (not registered): jobs then start without them.
+var missingAttrs atomic.Bool
+
+// startJob starts (or signals-with-start) a workflow with its search
+// attributes and memo and records its job row. The requester and request id
+// come from the request.
+func (s *Server) startJob(c *fiber.Ctx, js jobStart) (string, error) {
 	tc, err := s.temporalClient()
 	if err != nil {
 		return "", err
 	}
-	opts := client.StartWorkflowOptions{
-		ID:                    wfID,
-		TaskQueue:             s.d.Cfg.TemporalQueue,
-		WorkflowIDReusePolicy: enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE,
+	p := principal(c)
+	if p != nil {
+		js.meta.RequestedBy = p.User.Email
 	}
+	js.meta.RequestID, _ = c.Locals(requestIDKey).(string)
 	ctx := c.UserContext()
-	var run client.WorkflowRun
-	if signal != "" {
-		run, err = tc.SignalWithStartWorkflow(ctx, wfID, signal, nil, opts, wf, input)
-	} else {
-		opts.WorkflowIDConflictPolicy = enumspb.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING
-		run, err = tc.ExecuteWorkflow(ctx, opts, wf, input)
+	run, err := s.launch(ctx, tc, js, !missingAttrs.Load())
+	if err != nil && isUnknownSearchAttr(err) {
+		if !missingAttrs.Swap(true) {
+			s.log.Warn("Temporal search attributes are not registered: jobs start without them and GET /jobs cannot list them; run `lore temporal setup` (the dev server of temporal-dev.sh registers them)", "err", err)
+		}
+		run, err = s.launch(ctx, tc, js, false)
 	}
 	if err != nil {
 		return "", Unavailable("could not start the job: %v", err)
 	}
-	in, _ := json.Marshal(input)
-	var by int64
-	if p := principal(c); p != nil {
-		by = p.User.ID
+	in, _ := json.Marshal(js.input)
+	job := &models.Job{ID: js.id, Kind: js.meta.Kind, WorkflowID: js.id, RunID: run.GetRunID(), Subject: string(in),
+		TenantID: js.meta.TenantID, SiteID: js.meta.SiteID, DocumentID: js.meta.DocumentID, Title: js.meta.Title}
+	if p != nil {
+		job.CreatedBy = p.User.ID
 	}
-	job := &models.Job{ID: wfID, Kind: kind, WorkflowID: wfID, RunID: run.GetRunID(), Subject: string(in), CreatedBy: by}
 	if err := s.d.DB.SaveJob(ctx, job); err != nil {
 		return "", err
 	}
-	return wfID, nil
+	c.Locals(jobIDKey, js.id)
+	return js.id, nil
 }
 
-// newBatchID is the job id of a new batch.
-func newBatchID() string { return workflows.BatchVectorizeID(uuid.NewString()) }
+func (s *Server) launch(ctx context.Context, tc client.Client, js jobStart, attrs bool) (client.WorkflowRun, error) {
+	opts := client.StartWorkflowOptions{
+		ID:                    js.id,
+		TaskQueue:             s.d.Cfg.TemporalQueue,
+		WorkflowIDReusePolicy: enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE,
+		Memo:                  js.meta.Memo(),
+	}
+	if attrs {
+		opts.TypedSearchAttributes = js.meta.SearchAttributes()
+	}
+	if js.signal != "" {
+		return tc.SignalWithStartWorkflow(ctx, js.id, js.signal, nil, opts, js.wf, js.input)
+	}
+	opts.WorkflowIDConflictPolicy = enumspb.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING
+	return tc.ExecuteWorkflow(ctx, opts, js.wf, js.input)
+}
 
+// isUnknownSearchAttr reports the engine's refusal of a search attribute
+// that is not registered on the namespace.
+func isUnknownSearchAttr(err error) bool {
+	var ia *serviceerror.InvalidArgument
+	return errors.As(err, &ia) && strings.Contains(strings.ToLower(ia.Message), "search attribute")
+}
+
+// shortID is a few random characters that tell jobs of one subject apart.
+func shortID() string { return strings.ReplaceAll(uuid.NewString(), "-", "")[:8] }
+
+// loadJob reads the {id} job and checks the caller may see it: admins every
+// job, others jobs of their sites (and the site-less jobs they started).
 func (s *Server) loadJob(c *fiber.Ctx) (*models.Job, error) {
 	id := c.Params("id")
 	if id == "" || len(id) > 200 {
@@ -120,187 +157,83 @@ func (s *Server) loadJob(c *fiber.Ctx) (*models.Job, error) {
 	if err != nil {
 		return nil, err
 	}
-	if p := principal(c); !p.IsAdmin() && j.CreatedBy != p.User.ID {
+	p := principal(c)
+	switch {
+	case p.IsAdmin():
+	case j.SiteID != 0:
+		if !p.CanSite(j.SiteID, SiteAdminUp) {
+			return nil, ErrForbidden
+		}
+	case j.CreatedBy != p.User.ID:
 		return nil, ErrForbidden
 	}
 	return j, nil
 }
 
-// jobView describes the workflow behind a job and, for batches, queries its
-// progress.
-func (s *Server) jobView(ctx context.Context, j *models.Job) (*JobView, error) {
-	tc, err := s.temporalClient()
+// loadJobView is loadJob with the job's view.
+func (s *Server) loadJobView(c *fiber.Ctx) (*models.Job, *JobView, error) {
+	j, err := s.loadJob(c)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	desc, err := tc.DescribeWorkflowExecution(ctx, j.WorkflowID, "")
-	var nf *serviceerror.NotFound
-	if errors.As(err, &nf) {
-		return nil, NotFound("job workflow")
-	}
-	if err != nil {
-		return nil, Unavailable("workflow engine: %v", err)
-	}
-	info := desc.GetWorkflowExecutionInfo()
-	v := &JobView{ID: j.ID, Kind: j.Kind, WorkflowID: j.WorkflowID, RunID: info.GetExecution().GetRunId(),
-		Status: jobStatus(info.GetStatus()), Input: json.RawMessage(j.Subject),
-		Temporal: map[string]string{"namespace": s.d.Cfg.TemporalNS,
-			"ui": fmt.Sprintf("%s/namespaces/%s/workflows/%s", strings.TrimRight(s.d.Cfg.TemporalUI, "/"), s.d.Cfg.TemporalNS, j.WorkflowID)}}
-	if t := info.GetStartTime(); t != nil {
-		st := t.AsTime()
-		v.StartedAt = &st
-	}
-	if t := info.GetCloseTime(); t != nil && info.GetStatus() != enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING {
-		ct := t.AsTime()
-		v.ClosedAt = &ct
-	}
-	if j.Kind == JobBatchVectorize {
-		qctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-		defer cancel()
-		if res, err := tc.QueryWorkflow(qctx, j.WorkflowID, "", workflows.QueryProgress); err == nil {
-			var p workflows.BatchProgress
-			if res.Get(&p) == nil {
-				v.Progress = &p
-			}
-		}
-	}
-	if v.Status == "failed" {
-		run := tc.GetWorkflow(ctx, j.WorkflowID, v.RunID)
-		if err := run.Get(ctx, nil); err != nil {
-			v.Error = workflows.RootMessage(err)
-		}
-	}
-	return v, nil
-}
-
-func jobStatus(st enumspb.WorkflowExecutionStatus) string {
-	s := strings.TrimPrefix(st.String(), "WorkflowExecutionStatus")
-	s = strings.ToLower(strings.TrimPrefix(s, "WORKFLOW_EXECUTION_STATUS_"))
-	switch s {
-	case "continuedasnew":
-		return "continued_as_new"
-	case "timedout":
-		return "timed_out"
-	}
-	return s
+	v, err := s.jobView(c.UserContext(), j)
+	return j, v, err
 }
 
 func (s *Server) getJob(c *fiber.Ctx) error {
-	j, err := s.loadJob(c)
-	if err != nil {
-		return err
-	}
-	v, err := s.jobView(c.UserContext(), j)
+	_, v, err := s.loadJobView(c)
 	if err != nil {
 		return err
 	}
 	return ok(c, v)
 }
 
-// watchJob streams the job view as SSE whenever it changes, every 500 ms at
-// most, and ends after the job closes.
-func (s *Server) watchJob(c *fiber.Ctx) error {
-	j, err := s.loadJob(c)
-	if err != nil {
-		return err
-	}
-	first, err := s.jobView(c.UserContext(), j)
-	if err != nil {
-		return err
-	}
-	setSSEHeaders(c)
-	c.Context().SetBodyStreamWriter(func(w *bufio.Writer) {
-		ctx, cancel := context.WithTimeout(context.Background(), 6*time.Hour)
-		defer cancel()
-		var last []byte
-		v := first
-		for seq := 1; ; seq++ {
-			b, _ := json.Marshal(v)
-			if string(b) != string(last) {
-				fmt.Fprintf(w, "id: %d\nevent: progress\ndata: %s\n\n", seq, b)
-				if w.Flush() != nil {
-					return // client went away
-				}
-				last = b
-			}
-			if v.Status != "running" {
-				fmt.Fprint(w, "event: done\ndata: [DONE]\n\n")
-				_ = w.Flush()
-				return
-			}
-			time.Sleep(500 * time.Millisecond)
-			nv, err := s.jobView(ctx, j)
-			if err != nil {
-				fmt.Fprintf(w, "event: error\ndata: %q\n\n", err.Error())
-				_ = w.Flush()
-				return
-			}
-			v = nv
-		}
-	})
-	return nil
-}
-
-// setSSEHeaders prepares a server-sent event response.
-func setSSEHeaders(c *fiber.Ctx) {
-	c.Set("Content-Type", "text/event-stream")
-	c.Set("Cache-Control", "no-cache")
-	c.Set("Connection", "keep-alive")
-	c.Set("X-Accel-Buffering", "no")
-}
+// retryable lists the states :retry accepts.
+var retryable = map[string]bool{"failed": true, "canceled": true, "terminated": true, "timed_out": true}
 
 func (s *Server) retryJob(c *fiber.Ctx) error {
-	j, err := s.loadJob(c)
+	j, v, err := s.loadJobView(c)
 	if err != nil {
 		return err
 	}
-	v, err := s.jobView(c.UserContext(), j)
-	if err != nil {
-		return err
+	if !retryable[v.Status] {
+		return Conflict("job %s is %s; only a failed, cancelled, terminated or timed-out job can be retried", j.ID, v.Status)
 	}
-	if v.Status == "running" {
-		return Conflict("job %s is still running", j.ID)
-	}
-	if v.Status == "completed" && j.Kind != JobBatchVectorize && j.Kind != JobVectorizeDocument {
-		return BadRequest("job %s completed; nothing to retry", j.ID)
-	}
-	var startErr error
+	js := jobStart{id: j.WorkflowID, meta: workflows.JobMeta{Kind: j.Kind, TenantID: j.TenantID, SiteID: j.SiteID,
+		DocumentID: j.DocumentID, Title: j.Title}}
 	switch j.Kind {
 	case JobVectorizeDocument:
-		var in workflows.VectorizeInput
-		_ = json.Unmarshal([]byte(j.Subject), &in)
-		_, startErr = s.startJob(c, j.Kind, j.WorkflowID, workflows.SignalRevectorize, workflows.VectorizeDocument, in)
+		js.input, js.wf, js.signal = decodeInput[workflows.VectorizeInput](j), workflows.VectorizeDocument, workflows.SignalRevectorize
 	case JobBatchVectorize:
-		var in workflows.BatchInput
-		_ = json.Unmarshal([]byte(j.Subject), &in)
-		_, startErr = s.startJob(c, j.Kind, j.WorkflowID, "", workflows.BatchVectorize, in)
+		js.input, js.wf = decodeInput[workflows.BatchInput](j), workflows.BatchVectorize
 	case JobRemoveVectors:
-		var in workflows.RemoveVectorsInput
-		_ = json.Unmarshal([]byte(j.Subject), &in)
-		_, startErr = s.startJob(c, j.Kind, j.WorkflowID, "", workflows.RemoveDocumentVectors, in)
+		js.input, js.wf = decodeInput[workflows.RemoveVectorsInput](j), workflows.RemoveDocumentVectors
 	case JobDeleteSite:
-		var in workflows.DeleteSiteInput
-		_ = json.Unmarshal([]byte(j.Subject), &in)
-		_, startErr = s.startJob(c, j.Kind, j.WorkflowID, "", workflows.DeleteSite, in)
+		js.input, js.wf = decodeInput[workflows.DeleteSiteInput](j), workflows.DeleteSite
 	default:
-		return BadRequest("job kind %s cannot be retried", j.Kind)
+		return Conflict("job %s is of kind %s, which cannot be retried here", j.ID, j.Kind)
 	}
-	if startErr != nil {
-		return startErr
+	if _, err := s.startJob(c, js); err != nil {
+		return err
 	}
 	return s.getJob(c)
 }
 
+func decodeInput[T any](j *models.Job) T {
+	var in T
+	_ = json.Unmarshal([]byte(j.Subject), &in)
+	return in
+}
+
 func (s *Server) cancelJob(c *fiber.Ctx) error {
-	j, err := s.loadJob(c)
+	j, v, err := s.loadJobView(c)
 	if err != nil {
 		return err
 	}
-	tc, err := s.temporalClient()
-	if err != nil {
-		return err
+	if v.Status != "running" {
+		return Conflict("job %s is %s; only a running job can be cancelled", j.ID, v.Status)
 	}
-	if err := tc.CancelWorkflow(c.UserContext(), j.WorkflowID, ""); err != nil {
+	if err := s.d.Temporal.CancelWorkflow(c.UserContext(), j.WorkflowID, ""); err != nil {
 		var nf *serviceerror.NotFound
 		if !errors.As(err, &nf) {
 			return Unavailable("workflow engine: %v", err)

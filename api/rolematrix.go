@@ -13,13 +13,13 @@ const (
 	ScopePublic        = "no token needed"
 	ScopeAssignedSites = "assigned sites"
 	ScopeOwnAccount    = "own account only"
-	ScopeOwnJobs       = "jobs they started"
+	ScopeOwnJobs       = "jobs of assigned sites"
 	ScopeOwnTenant     = "own tenant"
 )
 
 // RouteScope says how the handler of an admin route limits a site_admin or
 // editor: to the sites assigned to them, to their own account, to the jobs
-// they started or to their own tenant.
+// of their sites or to their own tenant.
 func RouteScope(r Route) string {
 	switch {
 	case r.Perm == Public:
@@ -28,7 +28,7 @@ func RouteScope(r Route) string {
 		return ScopeNone
 	case strings.HasPrefix(r.Path, "/users"):
 		return ScopeOwnAccount
-	case strings.HasPrefix(r.Path, "/jobs"):
+	case strings.HasPrefix(r.Path, "/jobs"), strings.HasPrefix(r.Path, "/tasks"):
 		return ScopeOwnJobs
 	case strings.HasPrefix(r.Path, "/tenants"):
 		return ScopeOwnTenant

@@ -61,7 +61,7 @@ type matrixCaller struct {
 	level Perm
 	token string
 	id    int64
-	job   string // a job this user started
+	job   string // a job this user started on its site
 }
 
 // matrix builds the requests of the role matrix: every route addressed at a
@@ -102,10 +102,11 @@ func (m *matrix) site(name string) matrixSite {
 		key: m.apiKey(st.ID), file: m.file(st.ID)}
 }
 
-func (m *matrix) job(by int64) string {
+// job records a job of the site, started by user by.
+func (m *matrix) job(by, siteID int64) string {
 	id := m.fresh("matrix-job-")
 	if err := m.h.d.DB.SaveJob(context.Background(), &models.Job{ID: id, Kind: JobVectorizeDocument, WorkflowID: id,
-		Subject: "{}", CreatedBy: by}); err != nil {
+		Subject: "{}", CreatedBy: by, SiteID: siteID}); err != nil {
 		m.h.t.Fatal(err)
 	}
 	return id
@@ -114,7 +115,7 @@ func (m *matrix) job(by int64) string {
 func (m *matrix) caller(role string, level Perm, sites ...int64) matrixCaller {
 	tok := m.h.userToken(role, sites...)
 	u := tokenUser(m.h, tok)
-	return matrixCaller{role: role, level: level, token: tok, id: u.ID, job: m.job(u.ID)}
+	return matrixCaller{role: role, level: level, token: tok, id: u.ID, job: m.job(u.ID, sites[0])}
 }
 
 // matrixCall is one request of the matrix. list, when set, checks a list
@@ -146,7 +147,7 @@ func (m *matrix) call(r Route, who matrixCaller, s matrixSite, own bool, adminJo
 		case del:
 			id = tokenUser(h, h.userToken(models.RoleEditor)).ID
 		}
-	case strings.HasPrefix(r.Path, "/jobs/"):
+	case strings.HasPrefix(r.Path, "/jobs/") || strings.HasPrefix(r.Path, "/tasks/"):
 		c := matrixCall{method: r.Method, path: adminPath + pathParam.ReplaceAllString(r.Path, adminJob)}
 		if own {
 			c.path = adminPath + pathParam.ReplaceAllString(r.Path, who.job)
@@ -185,7 +186,7 @@ func (m *matrix) call(r Route, who matrixCaller, s matrixSite, own bool, adminJo
 	c := matrixCall{method: r.Method, path: adminPath + path}
 	siteQuery := fmt.Sprintf("?site_id=%d", s.id)
 	switch key {
-	case "GET /documents", "GET /collections", "GET /collections:tree", "GET /stats:siteStats", "GET /feedback/list", "GET /feedback/stats":
+	case "GET /documents", "GET /collections", "GET /collections:tree", "GET /stats:siteStats", "GET /feedback/list", "GET /feedback/stats", "GET /jobs", "GET /tasks":
 		c.path += siteQuery
 	case "GET /tenants/current":
 		// A non-admin's choice of tenant is ignored: always its own.
@@ -295,7 +296,7 @@ func TestEveryAdminRouteEnforcesRoles(t *testing.T) {
 		m := &matrix{h: h, store: store, victim: tokenUser(h, h.userToken(models.RoleEditor)).ID}
 		mine, other := m.site("Mine"), m.site("Other")
 		adminID := tokenUser(h, h.admin).ID
-		adminJob := m.job(adminID)
+		adminJob := m.job(adminID, other.id)
 		admin := matrixCaller{role: models.RoleAdmin, level: AdminOnly, token: h.admin, id: adminID, job: adminJob}
 		callers := []matrixCaller{
 			m.caller(models.RoleEditor, EditorUp, mine.id),

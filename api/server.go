@@ -173,6 +173,8 @@ func (s *Server) observe(c *fiber.Ctx) error {
 		headers["tracestate"] = c.Get("tracestate")
 	}
 	ctx := telemetry.Extract(c.UserContext(), headers)
+	rid, _ := c.Locals(requestIDKey).(string)
+	ctx = telemetry.WithRequestID(ctx, rid)
 	ctx, end := telemetry.HTTPMiddlewareSpan(ctx, c.Method(), c.Path())
 	c.SetUserContext(ctx)
 	start := time.Now()
@@ -185,19 +187,30 @@ func (s *Server) observe(c *fiber.Ctx) error {
 	end(status)
 	d := time.Since(start)
 	s.d.Metrics.ObserveHTTP(c.Method(), route, status, d)
-	if s.log.Enabled(ctx, slog.LevelDebug) || status >= 500 {
-		attrs := append([]any{"method", c.Method(), "route", route, "status", status, "ms", d.Milliseconds(),
-			"request_id", c.Locals(requestIDKey)}, telemetry.LogAttrs(ctx)...)
-		s.log.Log(ctx, levelFor(status), "request", attrs...)
+	level := levelFor(status, route)
+	if s.log.Enabled(ctx, level) {
+		attrs := []any{"method", c.Method(), "route", route, "status", status, "ms", d.Milliseconds(), "request_id", rid}
+		if p := principal(c); p != nil {
+			attrs = append(attrs, "tenant", p.User.TenantID, "user_id", p.User.ID)
+		}
+		if job, ok := c.Locals(jobIDKey).(string); ok {
+			attrs = append(attrs, "job_id", job)
+		}
+		s.log.Log(ctx, level, "request", append(attrs, telemetry.LogAttrs(ctx)...)...)
 	}
 	return err
 }
 
-func levelFor(status int) slog.Level {
-	if status >= 500 {
+// levelFor is the level of a request's log line: info, error for server
+// errors, debug for probes and scrapes (which would drown the rest).
+func levelFor(status int, route string) slog.Level {
+	switch {
+	case status >= 500:
 		return slog.LevelError
+	case route == "/health" || route == "/metrics" || route == "/v1/health" || route == "/admin/api/v1/health":
+		return slog.LevelDebug
 	}
-	return slog.LevelDebug
+	return slog.LevelInfo
 }
 
 func (s *Server) recoverPanic(c *fiber.Ctx) (err error) {

@@ -440,8 +440,10 @@ func (s *Server) deleteSite(c *fiber.Ctx) error {
 		return err
 	}
 	s.invalidateSiteCache(c.UserContext(), st)
-	jobID, err := s.startJob(c, JobDeleteSite, workflows.DeleteSiteID(st.ID), "", workflows.DeleteSite,
-		workflows.DeleteSiteInput{SiteID: st.ID, TenantID: st.TenantID})
+	jobID, err := s.startJob(c, jobStart{id: workflows.DeleteSiteID(st.ID), wf: workflows.DeleteSite,
+		input: workflows.DeleteSiteInput{SiteID: st.ID, TenantID: st.TenantID},
+		meta: workflows.JobMeta{Kind: JobDeleteSite, TenantID: st.TenantID, SiteID: st.ID,
+			Title: workflows.JobTitle("Delete site", st.Name, "")}})
 	if err != nil {
 		return err
 	}

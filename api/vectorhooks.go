@@ -3,7 +3,6 @@ package api
 import (
 	"github.com/gofiber/fiber/v2"
 	"github.com/lorekb/lore/models"
-	"github.com/lorekb/lore/workflows"
 )
 
 // afterDocumentSave is called by the document handlers after a create or
@@ -21,7 +20,7 @@ func (s *Server) afterDocumentSave(c *fiber.Ctx, before, after *models.Document)
 	changed := before == nil || before.ContentVersion != after.ContentVersion || !wasPublished
 	switch {
 	case after.Status == models.DocPublished && changed:
-		if _, err := s.queueVectorize(c, after.ID); err != nil {
+		if _, err := s.queueVectorize(c, after); err != nil {
 			s.log.Warn("automatic vectorization not started", "document_id", after.ID, "err", err)
 		}
 	case wasPublished && after.Status != models.DocPublished:
@@ -40,8 +39,7 @@ func (s *Server) afterDocumentDelete(c *fiber.Ctx, doc *models.Document) error {
 }
 
 func (s *Server) startRemoveVectors(c *fiber.Ctx, doc *models.Document) {
-	if _, err := s.startJob(c, JobRemoveVectors, workflows.RemoveVectorsID(doc.ID), "", workflows.RemoveDocumentVectors,
-		workflows.RemoveVectorsInput{DocumentID: doc.ID, TenantID: doc.TenantID}); err != nil {
+	if _, err := s.startJob(c, s.removeVectorsJob(c, doc)); err != nil {
 		s.log.Warn("removing vectors not started", "document_id", doc.ID, "err", err)
 	}
 }

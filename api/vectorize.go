@@ -2,6 +2,7 @@ package api
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"time"
 
@@ -53,7 +54,7 @@ func (s *Server) vectorizeDocument(c *fiber.Ctx) error {
 	if _, err := s.temporalClient(); err != nil {
 		return err
 	}
-	jobID, err := s.queueVectorize(c, doc.ID)
+	jobID, err := s.queueVectorize(c, doc)
 	if err != nil {
 		return err
 	}
@@ -80,17 +81,41 @@ func (s *Server) vectorRequest(c *fiber.Ctx, siteID int64, status string) (bool,
 
 // queueVectorize marks the document pending and signals-with-start its
 // workflow.
-func (s *Server) queueVectorize(c *fiber.Ctx, docID int64) (string, error) {
-	if _, err := s.d.DB.MarkVectorPending(c.UserContext(), []int64{docID}); err != nil {
+func (s *Server) queueVectorize(c *fiber.Ctx, doc *models.Document) (string, error) {
+	if _, err := s.d.DB.MarkVectorPending(c.UserContext(), []int64{doc.ID}); err != nil {
 		return "", err
 	}
-	jobID, err := s.startJob(c, JobVectorizeDocument, workflows.VectorizeDocID(docID), workflows.SignalRevectorize,
-		workflows.VectorizeDocument, workflows.VectorizeInput{DocumentID: docID})
+	jobID, err := s.startJob(c, jobStart{id: workflows.VectorizeDocID(doc.ID), signal: workflows.SignalRevectorize,
+		wf: workflows.VectorizeDocument, input: workflows.VectorizeInput{DocumentID: doc.ID},
+		meta: s.documentJob(c, JobVectorizeDocument, "Vectorize", doc)})
 	if err != nil {
 		// Never leave a document pending without a job behind it.
-		_ = s.d.DB.FailVectorize(context.WithoutCancel(c.UserContext()), docID, "could not start vectorization: "+err.Error())
+		_ = s.d.DB.FailVectorize(context.WithoutCancel(c.UserContext()), doc.ID, "could not start vectorization: "+err.Error())
 	}
 	return jobID, err
+}
+
+// documentJob says what a job about one document concerns, with its title:
+// Vectorize 'Install' (site Handbook).
+func (s *Server) documentJob(c *fiber.Ctx, kind, verb string, doc *models.Document) workflows.JobMeta {
+	return workflows.JobMeta{Kind: kind, TenantID: doc.TenantID, SiteID: doc.SiteID, DocumentID: doc.ID,
+		Title: workflows.JobTitle(verb, doc.Title, s.siteName(c, doc.SiteID))}
+}
+
+// siteName is the name of a site for job titles ("" when it cannot be read).
+func (s *Server) siteName(c *fiber.Ctx, siteID int64) string {
+	st, err := s.d.DB.GetSite(c.UserContext(), siteID)
+	if err != nil {
+		return ""
+	}
+	return st.Name
+}
+
+// removeVectorsJob is the job that removes a document's vectors.
+func (s *Server) removeVectorsJob(c *fiber.Ctx, doc *models.Document) jobStart {
+	return jobStart{id: workflows.RemoveVectorsID(doc.ID), wf: workflows.RemoveDocumentVectors,
+		input: workflows.RemoveVectorsInput{DocumentID: doc.ID, TenantID: doc.TenantID},
+		meta:  s.documentJob(c, JobRemoveVectors, "Remove vectors of", doc)}
 }
 
 func (s *Server) vectorResult(c *fiber.Ctx, docID int64, jobID string) error {
@@ -112,7 +137,7 @@ func (s *Server) batchVectorize(c *fiber.Ctx) error {
 		return Invalid("document_ids: at least 1 document id is required")
 	}
 	if len(in.DocumentIDs) > max {
-		return Invalid("document_ids: at most %d document ids per batch (got %d)", max, len(in.DocumentIDs))
+		return Invalid("document_ids: at most %d document ids per batch (got %d); to re-index a whole site of any size use POST /sites/{id}:reindex", max, len(in.DocumentIDs))
 	}
 	if _, err := s.temporalClient(); err != nil {
 		return err
@@ -123,6 +148,7 @@ func (s *Server) batchVectorize(c *fiber.Ctx) error {
 		return err
 	}
 	found, missing := []int64{}, []int64{}
+	var siteID, tenantID int64
 	for _, id := range ids {
 		sc, ok := scope[id]
 		if !ok {
@@ -132,6 +158,12 @@ func (s *Server) batchVectorize(c *fiber.Ctx) error {
 		if err := requireSite(c, sc[0], SiteAdminUp); err != nil {
 			return err
 		}
+		if siteID != 0 && sc[0] != siteID {
+			// A job belongs to one site: its search attributes, its scope
+			// and its id name it.
+			return Invalid("document_ids: documents of sites %d and %d; a batch covers the documents of one site (send one batch per site)", siteID, sc[0])
+		}
+		siteID, tenantID = sc[0], sc[1]
 		found = append(found, id)
 	}
 	res := BatchVectorizeResult{DocumentIDs: found, MissingIDs: missing, SuccessCount: len(found), FailedCount: len(missing)}
@@ -141,8 +173,10 @@ func (s *Server) batchVectorize(c *fiber.Ctx) error {
 	if _, err := s.d.DB.MarkVectorPending(c.UserContext(), found); err != nil {
 		return err
 	}
-	res.JobID, err = s.startJob(c, JobBatchVectorize, newBatchID(), "", workflows.BatchVectorize,
-		workflows.BatchInput{DocumentIDs: found, Concurrency: s.d.Cfg.BatchVectorizeConcurrency, GroupSize: s.d.Cfg.BatchVectorizeGroup})
+	res.JobID, err = s.startJob(c, jobStart{id: workflows.BatchVectorizeID(siteID, shortID()), wf: workflows.BatchVectorize,
+		input: workflows.BatchInput{DocumentIDs: found, Concurrency: s.d.Cfg.BatchVectorizeConcurrency, GroupSize: s.d.Cfg.BatchVectorizeGroup},
+		meta: workflows.JobMeta{Kind: JobBatchVectorize, TenantID: tenantID, SiteID: siteID,
+			Title: workflows.JobTitle(fmt.Sprintf("Vectorize %d documents", len(found)), "", s.siteName(c, siteID))}})
 	if err != nil {
 		for _, id := range found {
 			_ = s.d.DB.FailVectorize(context.WithoutCancel(c.UserContext()), id, "could not start vectorization: "+err.Error())
@@ -157,8 +191,7 @@ func (s *Server) removeVector(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	jobID, err := s.startJob(c, JobRemoveVectors, workflows.RemoveVectorsID(doc.ID), "", workflows.RemoveDocumentVectors,
-		workflows.RemoveVectorsInput{DocumentID: doc.ID, TenantID: doc.TenantID})
+	jobID, err := s.startJob(c, s.removeVectorsJob(c, doc))
 	if err != nil {
 		return err
 	}

@@ -50,6 +50,16 @@ func (f *fakeTemporal) DescribeWorkflowExecution(context.Context, string, string
 	return nil, serviceerror.NewNotFound("workflow not found")
 }
 
+// CountWorkflow knows no workflow.
+func (f *fakeTemporal) CountWorkflow(context.Context, *workflowservice.CountWorkflowExecutionsRequest) (*workflowservice.CountWorkflowExecutionsResponse, error) {
+	return &workflowservice.CountWorkflowExecutionsResponse{}, nil
+}
+
+// ListWorkflow knows no workflow.
+func (f *fakeTemporal) ListWorkflow(context.Context, *workflowservice.ListWorkflowExecutionsRequest) (*workflowservice.ListWorkflowExecutionsResponse, error) {
+	return &workflowservice.ListWorkflowExecutionsResponse{}, nil
+}
+
 // CancelWorkflow knows no workflow.
 func (f *fakeTemporal) CancelWorkflow(context.Context, string, string) error {
 	return serviceerror.NewNotFound("workflow not found")

@@ -48,13 +48,20 @@ type app struct {
 	queue string
 	dsn   string
 	env   map[string]string
+	logw  io.Writer // where the process logs (JSON); nil: discarded
 }
 
 // newApp starts API and worker on a fresh database of the dialect, with its
 // own task queue so parallel apps never steal each other's tasks.
 func newApp(t *testing.T, dialect string, env map[string]string) *app {
 	t.Helper()
-	a := &app{t: t, queue: fmt.Sprintf("e2e-%s-%d", t.Name(), time.Now().UnixNano()), dsn: dbtest.DSN(t, dialect)}
+	return newAppLogging(t, dialect, env, nil)
+}
+
+// newAppLogging is newApp with the process's JSON log written to logw.
+func newAppLogging(t *testing.T, dialect string, env map[string]string, logw io.Writer) *app {
+	t.Helper()
+	a := &app{t: t, logw: logw, queue: fmt.Sprintf("e2e-%s-%d", t.Name(), time.Now().UnixNano()), dsn: dbtest.DSN(t, dialect)}
 	a.queue = strings.NewReplacer("/", "-", " ", "-").Replace(a.queue)
 	a.env = map[string]string{
 		"LORE_DATA_DIR": t.TempDir(), "DATABASE_URL": a.dsn, "TEMPORAL_ADDRESS": temporalAddr,
@@ -79,6 +86,9 @@ func (a *app) start() {
 		t.Fatal(err)
 	}
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	if a.logw != nil {
+		log = slog.New(slog.NewJSONHandler(a.logw, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	}
 	d, err := deps.Open(context.Background(), cfg, log)
 	if err != nil {
 		t.Fatal(err)

@@ -258,7 +258,9 @@ type ProcessedMessage struct {
 	CreatedAt     time.Time `bun:"created_at,notnull"`
 }
 
-// Job maps an API job id to the Temporal workflow that runs it.
+// Job maps an API job id to the Temporal workflow that runs it, with what
+// the job concerns (tenant, site, document) so its scope is checked without
+// the workflow engine, and its input so :retry can start it again.
 type Job struct {
 	bun.BaseModel `bun:"table:jobs"`
 	ID            string    `bun:"id,pk" json:"id"`
@@ -268,6 +270,10 @@ type Job struct {
 	Subject       string    `bun:"subject,notnull,default:''" json:"subject"`
 	CreatedBy     int64     `bun:"created_by,notnull,default:0" json:"created_by"`
 	CreatedAt     time.Time `bun:"created_at,notnull" json:"created_at"`
+	TenantID      int64     `bun:"tenant_id,notnull,default:0" json:"tenant_id"`
+	SiteID        int64     `bun:"site_id,notnull,default:0" json:"site_id"`
+	DocumentID    int64     `bun:"document_id,notnull,default:0" json:"document_id"`
+	Title         string    `bun:"title,notnull,default:''" json:"title"`
 }
 
 // All lists every model in creation order (used by migrations and tests).

@@ -8,9 +8,6 @@ import (
 	"go.temporal.io/sdk/workflow"
 )
 
-// QueryProgress is the query name of a batch job's progress.
-const QueryProgress = "progress"
-
 // DefaultGroupSize is how many documents one batch activity indexes.
 const DefaultGroupSize = 100
 
@@ -19,17 +16,6 @@ type BatchInput struct {
 	DocumentIDs []int64
 	Concurrency int // group activities in flight
 	GroupSize   int
-}
-
-// BatchProgress is the live state of a batch, readable by QueryProgress.
-type BatchProgress struct {
-	Total     int     `json:"total"`
-	Completed int     `json:"completed"`
-	Failed    int     `json:"failed"`
-	Running   int     `json:"running"`
-	Pending   int     `json:"pending"`
-	FailedIDs []int64 `json:"failed_ids"`
-	Done      bool    `json:"done"`
 }
 
 // groupOptions retry a group a few times; a group that still fails is split
@@ -45,8 +31,8 @@ var groupOptions = workflow.ActivityOptions{
 // continuing past individual failures (each failure is recorded on its
 // document).
 func BatchVectorize(ctx workflow.Context, in BatchInput) (BatchProgress, error) {
-	p := BatchProgress{Total: len(in.DocumentIDs), Pending: len(in.DocumentIDs), FailedIDs: []int64{}}
-	if err := workflow.SetQueryHandler(ctx, QueryProgress, func() (BatchProgress, error) { return p, nil }); err != nil {
+	p := BatchProgress{Step: StepIndexing, Total: len(in.DocumentIDs), Pending: len(in.DocumentIDs), FailedIDs: []int64{}}
+	if err := ServeProgress(ctx, &p); err != nil {
 		return p, err
 	}
 	size := in.GroupSize
@@ -76,7 +62,7 @@ func BatchVectorize(ctx workflow.Context, in BatchInput) (BatchProgress, error) 
 		})
 	}
 	wg.Wait(ctx)
-	p.Done = true
+	p.Done, p.Step = true, StepDone
 	return p, nil
 }
 

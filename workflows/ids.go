@@ -19,8 +19,21 @@ func VectorizeDocID(docID int64) string { return fmt.Sprintf("vectorize-doc-%d",
 // RemoveVectorsID is the workflow ID of removing a document's vectors.
 func RemoveVectorsID(docID int64) string { return fmt.Sprintf("remove-vectors-doc-%d", docID) }
 
-// BatchVectorizeID is the workflow ID of a batch vectorization job.
-func BatchVectorizeID(uuid string) string { return "batch-vectorize-" + uuid }
+// BatchVectorizeID is the workflow ID of a batch vectorization job of one
+// site; short (a few random characters) tells batches of a site apart.
+func BatchVectorizeID(siteID int64, short string) string {
+	return fmt.Sprintf("batch-vectorize-site-%d-%s", siteID, short)
+}
+
+// ReindexSiteID is the workflow ID of re-indexing a whole site.
+func ReindexSiteID(siteID int64, short string) string {
+	return fmt.Sprintf("reindex-site-%d-%s", siteID, short)
+}
+
+// ReindexTenantID is the workflow ID of re-indexing every site of a tenant.
+func ReindexTenantID(tenantID int64, short string) string {
+	return fmt.Sprintf("reindex-tenant-%d-%s", tenantID, short)
+}
 
 // DeleteSiteID is the workflow ID of a site deletion.
 func DeleteSiteID(siteID int64) string { return fmt.Sprintf("delete-site-%d", siteID) }

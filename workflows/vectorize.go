@@ -30,10 +30,21 @@ func VectorizeDocument(ctx workflow.Context, in VectorizeInput) (activities.Inde
 		}
 		return got
 	}
+	p := Progress{Step: StepIndexing, Total: 1, Running: 1, FailedIDs: []int64{}, Counts: map[string]int64{}}
+	if err := ServeProgress(ctx, &p); err != nil {
+		return activities.IndexResult{}, err
+	}
 	for {
 		drain()
+		p.Counts["passes"]++
 		res, err := indexOne(ctx, in.DocumentID)
 		if !drain() {
+			p.Step, p.Done, p.Running = StepDone, true, 0
+			if err != nil {
+				p.Failed, p.FailedIDs = 1, []int64{in.DocumentID}
+			} else {
+				p.Completed, p.Counts["chunks"] = 1, int64(res.Chunks)
+			}
 			return res, err
 		}
 	}
@@ -63,8 +74,17 @@ type RemoveVectorsInput struct {
 // RemoveDocumentVectors deletes a document's vectors and resets its status.
 func RemoveDocumentVectors(ctx workflow.Context, in RemoveVectorsInput) error {
 	var a *activities.Vectorize
-	return workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, shortOptions), a.RemoveVectors,
+	p := Progress{Step: StepRemoving, Total: 1, Running: 1, FailedIDs: []int64{}}
+	if err := ServeProgress(ctx, &p); err != nil {
+		return err
+	}
+	err := workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, shortOptions), a.RemoveVectors,
 		activities.DocRef{DocumentID: in.DocumentID, TenantID: in.TenantID}).Get(ctx, nil)
+	p.Step, p.Done, p.Running = StepDone, true, 0
+	if err == nil {
+		p.Completed = 1
+	}
+	return err
 }
 
 // RootMessage is the message of the first application error in a Temporal

@@ -316,28 +316,41 @@ func deleteSiteDocuments(ctx context.Context, db bun.IDB, siteID int64, batch in
 
 // DeleteSiteChats deletes the site's chat sessions with the messages, tool
 // results and feedback of their threads, in one transaction. Idempotent.
-func (d *DB) DeleteSiteChats(ctx context.Context, siteID int64) error {
-	return d.Tx(ctx, func(ctx context.Context, tx bun.Tx) error {
-		return deleteSiteChats(ctx, tx, siteID)
+// It returns how many chat sessions it removed.
+func (d *DB) DeleteSiteChats(ctx context.Context, siteID int64) (int, error) {
+	var n int
+	err := d.Tx(ctx, func(ctx context.Context, tx bun.Tx) error {
+		var err error
+		n, err = deleteSiteChats(ctx, tx, siteID)
+		return err
 	})
+	return n, err
 }
 
-func deleteSiteChats(ctx context.Context, db bun.IDB, siteID int64) error {
+func deleteSiteChats(ctx context.Context, db bun.IDB, siteID int64) (int, error) {
 	threads := db.NewSelect().Model((*models.ChatSession)(nil)).Column("thread_id").Where("site_id = ?", siteID)
 	for _, m := range []any{(*models.ChatMessage)(nil), (*models.ToolResult)(nil), (*models.Feedback)(nil)} {
 		if _, err := db.NewDelete().Model(m).Where("thread_id IN (?)", threads).Exec(ctx); err != nil {
-			return err
+			return 0, err
 		}
 	}
-	_, err := db.NewDelete().Model((*models.ChatSession)(nil)).Where("site_id = ?", siteID).Exec(ctx)
-	return err
+	res, err := db.NewDelete().Model((*models.ChatSession)(nil)).Where("site_id = ?", siteID).Exec(ctx)
+	if err != nil {
+		return 0, err
+	}
+	n, _ := res.RowsAffected()
+	return int(n), nil
 }
 
 // DeleteSiteCollections deletes every collection of the site. Idempotent; run
-// it after the documents are gone.
-func (d *DB) DeleteSiteCollections(ctx context.Context, siteID int64) error {
-	_, err := d.NewDelete().Model((*models.Collection)(nil)).Where("site_id = ?", siteID).Exec(ctx)
-	return Classify(err)
+// it after the documents are gone. It returns how many it removed.
+func (d *DB) DeleteSiteCollections(ctx context.Context, siteID int64) (int, error) {
+	res, err := d.NewDelete().Model((*models.Collection)(nil)).Where("site_id = ?", siteID).Exec(ctx)
+	if err != nil {
+		return 0, Classify(err)
+	}
+	n, _ := res.RowsAffected()
+	return int(n), nil
 }
 
 // DeleteSiteRow deletes the site row with what hangs directly off it (API
@@ -375,7 +388,7 @@ func (d *DB) DeleteSiteCascade(ctx context.Context, siteID int64) error {
 		if _, err := deleteSiteDocuments(ctx, tx, siteID, 0); err != nil {
 			return err
 		}
-		if err := deleteSiteChats(ctx, tx, siteID); err != nil {
+		if _, err := deleteSiteChats(ctx, tx, siteID); err != nil {
 			return err
 		}
 		if _, err := tx.NewDelete().Model((*models.Collection)(nil)).Where("site_id = ?", siteID).Exec(ctx); err != nil {

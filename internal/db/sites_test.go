@@ -290,10 +290,10 @@ func TestDeleteSitePiecesAreIdempotent(t *testing.T) {
 			t.Fatalf("batches %v", batches)
 		}
 		for i := 0; i < 2; i++ {
-			if err := d.DeleteSiteChats(ctx, a.ID); err != nil {
+			if _, err := d.DeleteSiteChats(ctx, a.ID); err != nil {
 				t.Fatal(err)
 			}
-			if err := d.DeleteSiteCollections(ctx, a.ID); err != nil {
+			if _, err := d.DeleteSiteCollections(ctx, a.ID); err != nil {
 				t.Fatal(err)
 			}
 			if err := d.DeleteSiteRow(ctx, a.ID); err != nil {

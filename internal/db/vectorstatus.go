@@ -107,7 +107,8 @@ func (d *DB) SaveJob(ctx context.Context, j *models.Job) error {
 	j.CreatedAt = time.Now().UTC()
 	_, err := d.NewInsert().Model(j).On("CONFLICT (id) DO UPDATE").
 		Set("run_id = EXCLUDED.run_id").Set("subject = EXCLUDED.subject").Set("created_by = EXCLUDED.created_by").
-		Set("created_at = EXCLUDED.created_at").Exec(ctx)
+		Set("created_at = EXCLUDED.created_at").Set("tenant_id = EXCLUDED.tenant_id").Set("site_id = EXCLUDED.site_id").
+		Set("document_id = EXCLUDED.document_id").Set("title = EXCLUDED.title").Exec(ctx)
 	return Classify(err)
 }
 
@@ -166,4 +167,20 @@ func (d *DB) FinishVectorizeMany(ctx context.Context, outs []VectorizeOutcome) e
 	args = append(args, models.VecCompleted, models.VecOutdated, time.Now().UTC())
 	_, err := d.ExecContext(ctx, q.String(), args...)
 	return Classify(err)
+}
+
+// GetJobs returns the job rows of ids, by id (absent ids are left out).
+func (d *DB) GetJobs(ctx context.Context, ids []string) (map[string]models.Job, error) {
+	out := make(map[string]models.Job, len(ids))
+	if len(ids) == 0 {
+		return out, nil
+	}
+	var rows []models.Job
+	if err := d.NewSelect().Model(&rows).Where("id IN (?)", bun.In(ids)).Scan(ctx); err != nil {
+		return nil, Classify(err)
+	}
+	for _, j := range rows {
+		out[j.ID] = j
+	}
+	return out, nil
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/lorekb/lore/internal/telemetry"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/interceptor"
+	"go.temporal.io/sdk/workflow"
 )
 
 // Deps holds the shared handles of one process.
@@ -88,11 +89,14 @@ func Open(ctx context.Context, cfg *config.Config, log *slog.Logger) (*Deps, err
 			return nil, err
 		}
 		tc, err := client.Dial(client.Options{
-			HostPort:          cfg.TemporalAddr,
-			Namespace:         cfg.TemporalNS,
-			Logger:            newTemporalLogger(log),
-			Interceptors:      []interceptor.ClientInterceptor{tracing},
-			ConnectionOptions: client.ConnectionOptions{GrpcCompression: grpcCompression(cfg.TemporalGzip)},
+			HostPort:     cfg.TemporalAddr,
+			Namespace:    cfg.TemporalNS,
+			Logger:       newTemporalLogger(log),
+			Interceptors: []interceptor.ClientInterceptor{tracing},
+			// Workflows and their activities log the id of the request that
+			// started them.
+			ContextPropagators: []workflow.ContextPropagator{telemetry.RequestIDPropagator()},
+			ConnectionOptions:  client.ConnectionOptions{GrpcCompression: grpcCompression(cfg.TemporalGzip)},
 		})
 		if err != nil {
 			d.Close()

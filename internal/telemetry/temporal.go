@@ -7,6 +7,7 @@ import (
 
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/interceptor"
+	"go.temporal.io/sdk/log"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 )
@@ -14,6 +15,11 @@ import (
 // TemporalInterceptor returns a worker interceptor that records activity
 // outcomes and latency (lore_activity_total, lore_activity_duration_seconds)
 // and workflow closes (lore_workflow_total, lore_workflow_duration_seconds).
+// It also makes the loggers of workflows and activities add the request_id
+// of the request that started the workflow (see RequestIDPropagator), logs
+// every workflow close (info; error with the reason when it failed) and every
+// failed activity attempt (warn), each with the workflow id, which is the job
+// id.
 // Add it to worker.Options.Interceptors. Workflow metrics are written only
 // when the workflow is not replaying, so a worker restart or a cache eviction
 // that replays history never counts a run twice.
@@ -42,6 +48,22 @@ type activityInbound struct {
 	m *Metrics
 }
 
+func (a *activityInbound) Init(outbound interceptor.ActivityOutboundInterceptor) error {
+	return a.Next.Init(&activityOutbound{ActivityOutboundInterceptorBase: interceptor.ActivityOutboundInterceptorBase{Next: outbound}})
+}
+
+type activityOutbound struct {
+	interceptor.ActivityOutboundInterceptorBase
+}
+
+func (a *activityOutbound) GetLogger(ctx context.Context) log.Logger {
+	l := a.Next.GetLogger(ctx)
+	if id := RequestID(ctx); id != "" {
+		return log.With(l, "request_id", id)
+	}
+	return l
+}
+
 func (a *activityInbound) ExecuteActivity(ctx context.Context, in *interceptor.ExecuteActivityInput) (any, error) {
 	name := activity.GetInfo(ctx).ActivityType.Name
 	start := time.Now()
@@ -54,6 +76,11 @@ func (a *activityInbound) ExecuteActivity(ctx context.Context, in *interceptor.E
 	}()
 	res, err := a.Next.ExecuteActivity(ctx, in)
 	outcome = activityOutcome(err)
+	if outcome == OutcomeFailure {
+		info := activity.GetInfo(ctx)
+		activity.GetLogger(ctx).Warn("activity attempt failed", "job_id", info.WorkflowExecution.ID,
+			"attempt", info.Attempt, "err", err)
+	}
 	return res, err
 }
 
@@ -74,6 +101,22 @@ type workflowInbound struct {
 	m *Metrics
 }
 
+func (w *workflowInbound) Init(outbound interceptor.WorkflowOutboundInterceptor) error {
+	return w.Next.Init(&workflowOutbound{WorkflowOutboundInterceptorBase: interceptor.WorkflowOutboundInterceptorBase{Next: outbound}})
+}
+
+type workflowOutbound struct {
+	interceptor.WorkflowOutboundInterceptorBase
+}
+
+func (w *workflowOutbound) GetLogger(ctx workflow.Context) log.Logger {
+	l := w.Next.GetLogger(ctx)
+	if id := WorkflowRequestID(ctx); id != "" {
+		return log.With(l, "request_id", id)
+	}
+	return l
+}
+
 func (w *workflowInbound) ExecuteWorkflow(ctx workflow.Context, in *interceptor.ExecuteWorkflowInput) (any, error) {
 	res, err := w.Next.ExecuteWorkflow(ctx, in)
 	// A panic never gets here: the SDK fails the workflow task and retries it,
@@ -81,9 +124,18 @@ func (w *workflowInbound) ExecuteWorkflow(ctx workflow.Context, in *interceptor.
 	if !workflow.IsReplaying(ctx) {
 		info := workflow.GetInfo(ctx)
 		name := info.WorkflowType.Name
-		w.m.workflowTotal.WithLabelValues(name, workflowOutcome(err)).Inc()
-		if d := workflow.Now(ctx).Sub(info.WorkflowStartTime); d >= 0 {
+		outcome := workflowOutcome(err)
+		w.m.workflowTotal.WithLabelValues(name, outcome).Inc()
+		d := workflow.Now(ctx).Sub(info.WorkflowStartTime)
+		if d >= 0 {
 			w.m.workflowDuration.WithLabelValues(name).Observe(d.Seconds())
+		}
+		// The SDK's workflow logger skips replay, so each close is logged once.
+		l := workflow.GetLogger(ctx)
+		if outcome == OutcomeFailed {
+			l.Error("workflow failed", "job_id", info.WorkflowExecution.ID, "workflow", name, "ms", d.Milliseconds(), "err", err)
+		} else {
+			l.Info("workflow closed", "job_id", info.WorkflowExecution.ID, "workflow", name, "outcome", outcome, "ms", d.Milliseconds())
 		}
 	}
 	return res, err

@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/lorekb/lore/workflows"
+
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/testsuite"
 )
@@ -46,7 +48,10 @@ func TemporalCLI() (string, error) {
 // gets (temporal-dev.sh passes the same): eager activity execution lets a
 // workflow task hand its new activity straight to the worker that completed
 // it, skipping a trip through the task queue (the chat run's model turns).
-var DevServerArgs = []string{"--dynamic-config-value", "system.enableActivityEagerExecution=true"}
+// Lore's custom search attributes are registered too, as temporal-dev.sh
+// does, so jobs start with them and GET /jobs can list them.
+var DevServerArgs = append([]string{"--dynamic-config-value", "system.enableActivityEagerExecution=true"},
+	workflows.DevServerSearchAttributeArgs()...)
 
 // Temporal is a running dev server.
 type Temporal struct {

@@ -34,6 +34,7 @@ import (
 	"github.com/lorekb/lore/bench/internal/corpus"
 	"github.com/lorekb/lore/bench/internal/env"
 	"github.com/lorekb/lore/bench/internal/scripted"
+	"github.com/lorekb/lore/workflows"
 )
 
 type options struct {
@@ -262,9 +263,9 @@ func (b *bench) setup(ctx context.Context) error {
 	}
 	taddr := fmt.Sprintf("127.0.0.1:%d", tport)
 	b.taddr = taddr
-	b.temporal, err = env.Start("temporal", b.work, o.temporal, []string{"server", "start-dev", "--headless", "--ip", "127.0.0.1",
+	b.temporal, err = env.Start("temporal", b.work, o.temporal, append([]string{"server", "start-dev", "--headless", "--ip", "127.0.0.1",
 		"--port", env.Itoa(tport), "--ui-port", env.Itoa(uport), "--log-level", "error",
-		"--dynamic-config-value", "system.enableActivityEagerExecution=true"}, env.FilteredEnviron())
+		"--dynamic-config-value", "system.enableActivityEagerExecution=true"}, workflows.DevServerSearchAttributeArgs()...), env.FilteredEnviron())
 	if err != nil {
 		return err
 	}

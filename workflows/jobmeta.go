@@ -1,0 +1,142 @@
+package workflows
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/sdk/temporal"
+)
+
+// Job kinds: the LoreKind search attribute of every workflow Lore starts, the
+// kind a job view shows and the kind filter of GET /jobs.
+const (
+	KindVectorizeDocument = "vectorize_document"
+	KindBatchVectorize    = "batch_vectorize"
+	KindRemoveVectors     = "remove_vectors"
+	KindDeleteSite        = "delete_site"
+	KindReindex           = "reindex"
+	KindImport            = "import"
+	KindChat              = "chat"
+)
+
+// JobKinds are the kinds GET /jobs lists (chat runs are workflows, not jobs).
+var JobKinds = []string{KindVectorizeDocument, KindBatchVectorize, KindRemoveVectors, KindDeleteSite, KindReindex, KindImport}
+
+// Custom search attributes: an operator filters the Temporal Web UI by them
+// (LoreSiteId = 3) and GET /jobs lists through them. They must be registered
+// on the namespace first: temporal-dev.sh does it for the dev server, `lore
+// temporal setup` for a cluster. Three Int attributes is the most a
+// SQL-backed visibility store allows, so the requester is a Keyword (email).
+var (
+	AttrTenant      = temporal.NewSearchAttributeKeyInt64("LoreTenantId")
+	AttrSite        = temporal.NewSearchAttributeKeyInt64("LoreSiteId")
+	AttrDocument    = temporal.NewSearchAttributeKeyInt64("LoreDocumentId")
+	AttrKind        = temporal.NewSearchAttributeKeyKeyword("LoreKind")
+	AttrRequestedBy = temporal.NewSearchAttributeKeyKeyword("LoreRequestedBy")
+)
+
+// SearchAttributeTypes names every custom search attribute with its type, for
+// registration (`lore temporal setup`, the dev server's --search-attribute).
+var SearchAttributeTypes = map[string]enumspb.IndexedValueType{
+	AttrTenant.GetName():      enumspb.INDEXED_VALUE_TYPE_INT,
+	AttrSite.GetName():        enumspb.INDEXED_VALUE_TYPE_INT,
+	AttrDocument.GetName():    enumspb.INDEXED_VALUE_TYPE_INT,
+	AttrKind.GetName():        enumspb.INDEXED_VALUE_TYPE_KEYWORD,
+	AttrRequestedBy.GetName(): enumspb.INDEXED_VALUE_TYPE_KEYWORD,
+}
+
+// DevServerSearchAttributeArgs are the dev server flags that register
+// SearchAttributeTypes (`--search-attribute LoreSiteId=Int`, …).
+func DevServerSearchAttributeArgs() []string {
+	var out []string
+	for _, name := range sortedAttrNames() {
+		t := "Int"
+		if SearchAttributeTypes[name] == enumspb.INDEXED_VALUE_TYPE_KEYWORD {
+			t = "Keyword"
+		}
+		out = append(out, "--search-attribute", name+"="+t)
+	}
+	return out
+}
+
+func sortedAttrNames() []string {
+	names := make([]string, 0, len(SearchAttributeTypes))
+	for n := range SearchAttributeTypes {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// Memo keys of a job's workflow: the Web UI shows the memo beside the
+// workflow, so an operator reads what a job is without decoding its input.
+const (
+	MemoTitle     = "title"
+	MemoRequestID = "request_id"
+)
+
+// JobMeta says what a workflow is about: its search attributes and memo.
+// Zero ids are left out (a tenant-wide re-index has no site).
+type JobMeta struct {
+	Kind        string
+	TenantID    int64
+	SiteID      int64
+	DocumentID  int64
+	RequestedBy string // the requester's email; empty for system jobs
+	Title       string // human title: Vectorize 'Install guide' (site Handbook)
+	RequestID   string // the HTTP request that started the job
+}
+
+// SearchAttributes are the typed search attributes of the job's workflow.
+func (m JobMeta) SearchAttributes() temporal.SearchAttributes {
+	var upd []temporal.SearchAttributeUpdate
+	if m.Kind != "" {
+		upd = append(upd, AttrKind.ValueSet(m.Kind))
+	}
+	if m.TenantID != 0 {
+		upd = append(upd, AttrTenant.ValueSet(m.TenantID))
+	}
+	if m.SiteID != 0 {
+		upd = append(upd, AttrSite.ValueSet(m.SiteID))
+	}
+	if m.DocumentID != 0 {
+		upd = append(upd, AttrDocument.ValueSet(m.DocumentID))
+	}
+	if m.RequestedBy != "" {
+		upd = append(upd, AttrRequestedBy.ValueSet(m.RequestedBy))
+	}
+	return temporal.NewSearchAttributes(upd...)
+}
+
+// Memo is the job's memo: its title and the request that started it.
+func (m JobMeta) Memo() map[string]any {
+	memo := map[string]any{MemoTitle: m.Title}
+	if m.RequestID != "" {
+		memo[MemoRequestID] = m.RequestID
+	}
+	return memo
+}
+
+// JobTitle builds the human title of a job: a verb, what it acts on and the
+// site, e.g. Vectorize 'Install guide' (site Handbook).
+func JobTitle(verb, subject, site string) string {
+	var b strings.Builder
+	b.WriteString(verb)
+	if subject != "" {
+		fmt.Fprintf(&b, " '%s'", clip(subject, 80))
+	}
+	if site != "" {
+		fmt.Fprintf(&b, " (site %s)", clip(site, 60))
+	}
+	return b.String()
+}
+
+func clip(s string, n int) string {
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	return string(r[:n-1]) + "…"
+}
