@@ -2,6 +2,7 @@ package api
 
 import (
 	"errors"
+	"net/http"
 	"strconv"
 	"strings"
 	"time"
@@ -93,6 +94,9 @@ func (s *Server) requireAuth(need Perm) fiber.Handler {
 		if roleLevel[u.Role] < need {
 			return ErrForbidden
 		}
+		if u.TempPasswordExpiresAt != nil && !passwordChangeRoute(c) {
+			return Errf(http.StatusForbidden, "change your temporary password first: PUT /admin/v1/users/%d/password", u.ID)
+		}
 		p := &Principal{User: u, Sites: map[int64]bool{}}
 		if u.Role != models.RoleAdmin {
 			ids, err := s.d.DB.UserSiteIDs(c.UserContext(), u.ID)
@@ -106,6 +110,13 @@ func (s *Server) requireAuth(need Perm) fiber.Handler {
 		c.Locals(userKey, p)
 		return c.Next()
 	}
+}
+
+// passwordChangeRoute reports whether the request is one a user with a
+// temporary password may make: reading their user and changing the password.
+func passwordChangeRoute(c *fiber.Ctx) bool {
+	p := c.Route().Path
+	return strings.HasSuffix(p, "/users/:id/password") || c.Method() == http.MethodGet && strings.HasSuffix(p, "/users/:id")
 }
 
 // principal returns the authenticated user of an admin request.

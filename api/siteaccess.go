@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
@@ -34,6 +33,12 @@ const SiteAccessHeader = "X-Site-Access-Token"
 
 // siteAccessIssuer is the iss claim of site access tokens.
 const siteAccessIssuer = "lore-site-access"
+
+// sitePasswordLimit is LORE_SITE_PASSWORD_MAX_FAILURES attempts per client
+// IP and site in sitePasswordWindow; a success forgets the failures.
+func (s *Server) sitePasswordLimit() attemptLimit {
+	return attemptLimit{name: "site-password", max: int64(max(s.d.Cfg.SitePasswordMaxFailures, 1)), window: sitePasswordWindow}
+}
 
 // sitePasswordWindow is the window in which failed password attempts are
 // counted per client IP and site.
@@ -186,22 +191,26 @@ func (s *Server) verifySitePassword(c *fiber.Ctx) error {
 	if err := bindJSON(c, &in); err != nil {
 		return err
 	}
-	lim := s.passwordLimiter()
-	key := c.IP() + "|" + strconv.FormatInt(site.ID, 10)
-	now := time.Now()
-	if wait := lim.blocked(key, now); wait > 0 {
-		c.Set(fiber.HeaderRetryAfter, strconv.Itoa(int(wait.Seconds())+1))
-		return Errf(http.StatusTooManyRequests, "too many failed password attempts; try again in %d minutes",
-			int(wait.Minutes())+1)
-	}
 	if !site.HasPassword() {
 		return BadRequest("this site has no access password")
 	}
+	// The attempt is reserved before bcrypt runs, so parallel guesses
+	// cannot all be evaluated (the limit is checked and counted at once).
+	lim := s.sitePasswordLimit()
+	key := c.IP() + "|" + strconv.FormatInt(site.ID, 10)
+	if wait, err := s.reserve(c.UserContext(), lim, key); err != nil || wait > 0 {
+		if err != nil {
+			return err
+		}
+		return tooManyAttempts(c, wait, "failed password attempts")
+	}
 	if bcrypt.CompareHashAndPassword([]byte(site.PasswordHash), []byte(in.Password)) != nil {
-		lim.fail(key, now)
 		return Errf(http.StatusUnauthorized, "incorrect site password")
 	}
-	lim.reset(key)
+	if err := s.forgive(c.UserContext(), lim, key, true); err != nil {
+		return err
+	}
+	now := time.Now()
 	tok, err := s.issueSiteAccessToken(site, now)
 	if err != nil {
 		return err
@@ -279,92 +288,6 @@ func (s *Server) clientSite(c *fiber.Ctx, siteID int64) (*models.Site, error) {
 		return nil, err
 	}
 	return site, nil
-}
-
-// ---- failed-attempt limiter -------------------------------------------------
-
-// failureLimiter counts failed password attempts per key (client IP and site)
-// in a sliding window and blocks a key that reached max failures until the
-// oldest counted failure leaves the window. It is in memory and per process:
-// with several API instances each counts on its own, so the effective limit is
-// max times the number of instances.
-type failureLimiter struct {
-	mu     sync.Mutex
-	max    int
-	window time.Duration
-	fails  map[string][]time.Time
-	sweep  time.Time
-}
-
-func newFailureLimiter(max int, window time.Duration) *failureLimiter {
-	if max < 1 {
-		max = 1
-	}
-	return &failureLimiter{max: max, window: window, fails: map[string][]time.Time{}}
-}
-
-// limiters holds the limiter of each server (one per process in production;
-// tests build many servers and must not share counts).
-var limiters sync.Map // *Server → *failureLimiter
-
-func (s *Server) passwordLimiter() *failureLimiter {
-	if v, ok := limiters.Load(s); ok {
-		return v.(*failureLimiter)
-	}
-	v, _ := limiters.LoadOrStore(s, newFailureLimiter(s.d.Cfg.SitePasswordMaxFailures, sitePasswordWindow))
-	return v.(*failureLimiter)
-}
-
-// recent drops the failures of key that left the window; the caller holds mu.
-func (l *failureLimiter) recent(key string, now time.Time) []time.Time {
-	ts := l.fails[key]
-	i := 0
-	for i < len(ts) && now.Sub(ts[i]) >= l.window {
-		i++
-	}
-	ts = ts[i:]
-	if len(ts) == 0 {
-		delete(l.fails, key)
-		return nil
-	}
-	l.fails[key] = ts
-	return ts
-}
-
-// blocked returns how long key stays blocked (0: not blocked).
-func (l *failureLimiter) blocked(key string, now time.Time) time.Duration {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	ts := l.recent(key, now)
-	if len(ts) < l.max {
-		return 0
-	}
-	return ts[len(ts)-l.max].Add(l.window).Sub(now)
-}
-
-// fail records a failed attempt; every window the whole map is swept so keys
-// that stopped failing do not accumulate.
-func (l *failureLimiter) fail(key string, now time.Time) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if now.Sub(l.sweep) >= l.window {
-		for k := range l.fails {
-			l.recent(k, now)
-		}
-		l.sweep = now
-	}
-	ts := append(l.recent(key, now), now)
-	if len(ts) > l.max {
-		ts = ts[len(ts)-l.max:]
-	}
-	l.fails[key] = ts
-}
-
-// reset forgets the failures of key (after a correct password).
-func (l *failureLimiter) reset(key string) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	delete(l.fails, key)
 }
 
 // bodySite loads the site a request body names (400 when it does not exist

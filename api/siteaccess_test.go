@@ -246,38 +246,6 @@ func TestSitePasswordRateLimit(t *testing.T) {
 	}
 }
 
-func TestFailureLimiterWindow(t *testing.T) {
-	l := newFailureLimiter(2, 15*time.Minute)
-	t0 := time.Unix(1_700_000_000, 0)
-	l.fail("k", t0)
-	if l.blocked("k", t0) != 0 {
-		t.Fatal("blocked after one failure")
-	}
-	l.fail("k", t0.Add(time.Minute))
-	if w := l.blocked("k", t0.Add(2*time.Minute)); w != 13*time.Minute {
-		t.Fatalf("wait %v", w)
-	}
-	if l.blocked("other", t0) != 0 {
-		t.Fatal("keys share counts")
-	}
-	if w := l.blocked("k", t0.Add(15*time.Minute)); w != 0 {
-		t.Fatalf("still blocked after the first failure left the window: %v", w)
-	}
-	l.fail("k", t0.Add(15*time.Minute+30*time.Second))
-	if l.blocked("k", t0.Add(15*time.Minute+30*time.Second)) == 0 {
-		t.Fatal("two failures within the window must block")
-	}
-	l.fail("gone", t0)
-	l.fail("k", t0.Add(40*time.Minute)) // sweeps expired keys
-	if _, ok := l.fails["gone"]; ok {
-		t.Fatal("expired key kept")
-	}
-	l.reset("k")
-	if l.blocked("k", t0.Add(40*time.Minute)) != 0 {
-		t.Fatal("reset did not unblock")
-	}
-}
-
 func TestSiteAPIKeys(t *testing.T) {
 	eachDialect(t, func(t *testing.T, h *harness) {
 		site := saSite(h, "botsite")

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"math/big"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
@@ -143,6 +144,21 @@ func (s *Server) login(c *fiber.Ctx) error {
 	if err := bindJSON(c, &in); err != nil {
 		return err
 	}
+	// Attempts are reserved per client IP and per account before bcrypt
+	// runs (unknown accounts count too, so a 429 says nothing about them).
+	ipLim, acctLim := s.loginLimits()
+	ip, acct := c.IP(), strings.ToLower(strings.TrimSpace(in.Email))
+	for _, l := range []struct {
+		lim attemptLimit
+		key string
+	}{{ipLim, ip}, {acctLim, acct}} {
+		if wait, err := s.reserve(c.UserContext(), l.lim, l.key); err != nil || wait > 0 {
+			if err != nil {
+				return err
+			}
+			return tooManyAttempts(c, wait, "failed login attempts")
+		}
+	}
 	u, err := s.d.DB.UserByEmail(c.UserContext(), in.Email)
 	if err != nil && !errors.Is(err, db.ErrNotFound) {
 		return err
@@ -157,6 +173,18 @@ func (s *Server) login(c *fiber.Ctx) error {
 	}
 	if u.Status == models.UserInactive {
 		return bad
+	}
+	if u.TempPasswordExpiresAt != nil && time.Now().After(*u.TempPasswordExpiresAt) {
+		return BadRequest("the temporary password has expired; ask an administrator to reset it")
+	}
+	// A success forgets the account's failures and does not count against
+	// the IP (whose failures it does not forget: one known password must not
+	// reset the count of guesses at other accounts).
+	if err := s.forgive(c.UserContext(), acctLim, acct, true); err != nil {
+		return err
+	}
+	if err := s.forgive(c.UserContext(), ipLim, ip, false); err != nil {
+		return err
 	}
 	if err := s.d.DB.RecordLogin(c.UserContext(), u, c.IP()); err != nil {
 		return err
@@ -228,6 +256,7 @@ func (s *Server) inviteUser(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
+	u.TempPasswordExpiresAt = s.tempPasswordExpiry()
 	if err := s.saveNewUser(c, u, sites); err != nil {
 		return err
 	}
@@ -383,6 +412,7 @@ func (s *Server) changePassword(c *fiber.Ctx) error {
 	if u.PasswordHash, err = HashPassword(in.NewPassword); err != nil {
 		return err
 	}
+	u.TempPasswordExpiresAt = nil
 	u.TokenVersion++
 	if err := s.d.DB.UpdateUser(c.UserContext(), u, nil); err != nil {
 		return err
@@ -399,6 +429,7 @@ func (s *Server) resetPassword(c *fiber.Ctx) error {
 	if u.PasswordHash, err = HashPassword(pw); err != nil {
 		return err
 	}
+	u.TempPasswordExpiresAt = s.tempPasswordExpiry()
 	u.TokenVersion++
 	if err := s.d.DB.UpdateUser(c.UserContext(), u, nil); err != nil {
 		return err
@@ -422,6 +453,27 @@ func (s *Server) deleteUser(c *fiber.Ctx) error {
 		return err
 	}
 	return ok(c, Message{Message: "User deleted"})
+}
+
+// loginLimits are the admin login limits: per client IP and per account
+// (lower-cased email), both with backoff.
+func (s *Server) loginLimits() (ip, account attemptLimit) {
+	w := s.d.Cfg.LoginWindow
+	if w <= 0 {
+		w = 15 * time.Minute
+	}
+	return attemptLimit{name: "login-ip", max: int64(max(s.d.Cfg.LoginIPMaxFailures, 1)), window: w, backoff: true},
+		attemptLimit{name: "login-account", max: int64(max(s.d.Cfg.LoginMaxFailures, 1)), window: w, backoff: true}
+}
+
+// tempPasswordExpiry is when a password generated now stops working.
+func (s *Server) tempPasswordExpiry() *time.Time {
+	ttl := s.d.Cfg.TempPasswordTTL
+	if ttl <= 0 {
+		ttl = 72 * time.Hour
+	}
+	t := time.Now().UTC().Add(ttl)
+	return &t
 }
 
 // TempPassword generates a 16-character temporary password.

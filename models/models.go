@@ -131,19 +131,23 @@ type Document struct {
 // User is an admin account.
 type User struct {
 	bun.BaseModel `bun:"table:users"`
-	ID            int64      `bun:"id,pk,autoincrement" json:"id"`
-	TenantID      int64      `bun:"tenant_id,notnull" json:"tenant_id"`
-	Name          string     `bun:"name,notnull,default:''" json:"name"`
-	Email         string     `bun:"email,notnull,unique" json:"email"`
-	PasswordHash  string     `bun:"password_hash,notnull" json:"-"`
-	Role          string     `bun:"role,notnull" json:"role"`
-	Status        string     `bun:"status,notnull" json:"status"`
-	AvatarURL     string     `bun:"avatar_url,notnull,default:''" json:"avatar_url"`
-	TokenVersion  int64      `bun:"token_version,notnull,default:0" json:"-"` // bumped on password change: older JWTs stop working
-	LastLoginAt   *time.Time `bun:"last_login_at" json:"last_login_at"`
-	LastLoginIP   string     `bun:"last_login_ip,notnull,default:''" json:"last_login_ip"`
-	CreatedAt     time.Time  `bun:"created_at,notnull" json:"created_at"`
-	UpdatedAt     time.Time  `bun:"updated_at,notnull" json:"updated_at"`
+	ID            int64  `bun:"id,pk,autoincrement" json:"id"`
+	TenantID      int64  `bun:"tenant_id,notnull" json:"tenant_id"`
+	Name          string `bun:"name,notnull,default:''" json:"name"`
+	Email         string `bun:"email,notnull,unique" json:"email"`
+	PasswordHash  string `bun:"password_hash,notnull" json:"-"`
+	Role          string `bun:"role,notnull" json:"role"`
+	Status        string `bun:"status,notnull" json:"status"`
+	AvatarURL     string `bun:"avatar_url,notnull,default:''" json:"avatar_url"`
+	TokenVersion  int64  `bun:"token_version,notnull,default:0" json:"-"` // bumped on password change: older JWTs stop working
+	// TempPasswordExpiresAt is set while the password is a generated one
+	// (invite, reset): it stops working then, and until the user sets their
+	// own every admin route but the password change answers 403.
+	TempPasswordExpiresAt *time.Time `bun:"temp_password_expires_at" json:"-"`
+	LastLoginAt           *time.Time `bun:"last_login_at" json:"last_login_at"`
+	LastLoginIP           string     `bun:"last_login_ip,notnull,default:''" json:"last_login_ip"`
+	CreatedAt             time.Time  `bun:"created_at,notnull" json:"created_at"`
+	UpdatedAt             time.Time  `bun:"updated_at,notnull" json:"updated_at"`
 }
 
 // UserSite assigns a site to a site_admin or editor.

@@ -67,3 +67,16 @@ func HitRate(hits, misses int64) string {
 	}
 	return fmt.Sprintf("%.2f%%", float64(hits)*100/float64(total))
 }
+
+// Counter is the atomic counting that rate limits need, so their state lives
+// in the cache backend: in memory for one process, in Redis when several API
+// processes (and restarts) must share it. Both backends implement it.
+type Counter interface {
+	// Incr atomically adds delta to the integer under key and returns the
+	// new value and the time left before the key expires. A key that does
+	// not exist (or has expired) starts from 0 and lives for ttl.
+	Incr(ctx context.Context, key string, delta int64, ttl time.Duration) (int64, time.Duration, error)
+	// Extend makes key live at least ttl from now (a longer lock-out);
+	// a missing key is left missing.
+	Extend(ctx context.Context, key string, ttl time.Duration) error
+}

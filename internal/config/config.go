@@ -106,6 +106,14 @@ type Config struct {
 	MessengerMaxBodyBytes       int
 	ViewFlushInterval           time.Duration
 	ClientSiteCacheTTL          time.Duration
+
+	// LoginMaxFailures and LoginIPMaxFailures bound admin login attempts
+	// per account and per client IP in LoginWindow (with backoff);
+	// TempPasswordTTL is how long invite and reset passwords work.
+	LoginMaxFailures   int
+	LoginIPMaxFailures int
+	LoginWindow        time.Duration
+	TempPasswordTTL    time.Duration
 }
 
 // Load reads the environment. It creates the data directory and, when
@@ -194,6 +202,10 @@ func LoadFrom(lookup func(string) (string, bool)) (*Config, error) {
 		MessengerBaseURL:            e.str("MESSENGER_API_BASE_URL", ""),
 		MessengerReplayWindow:       e.dur("MESSENGER_REPLAY_WINDOW", 5*time.Minute),
 		MessengerMaxBodyBytes:       e.int("MESSENGER_MAX_BODY_BYTES", 64<<10),
+		LoginMaxFailures:            e.int("LORE_LOGIN_MAX_FAILURES", 5),
+		LoginIPMaxFailures:          e.int("LORE_LOGIN_IP_MAX_FAILURES", 30),
+		LoginWindow:                 e.dur("LORE_LOGIN_WINDOW", 15*time.Minute),
+		TempPasswordTTL:             e.dur("LORE_TEMP_PASSWORD_TTL", 72*time.Hour),
 		ViewFlushInterval:           e.dur("LORE_VIEW_FLUSH_INTERVAL", 200*time.Millisecond),
 		ClientSiteCacheTTL:          e.dur("LORE_SITE_CACHE_TTL", 10*time.Minute),
 	}

@@ -27,6 +27,75 @@ func Run(t *testing.T, c cache.Cache) {
 	t.Run("Clear", func(t *testing.T) { testClear(t, c) })
 	t.Run("Stats", func(t *testing.T) { testStats(t, c) })
 	t.Run("Concurrent", func(t *testing.T) { testConcurrent(t, c) })
+	t.Run("Counter", func(t *testing.T) { testCounter(t, c) })
+}
+
+// testCounter: parallel increments each see a distinct value (rate limits
+// reserve attempts with them), a counter lives its ttl from creation, Extend
+// lengthens it, Delete resets it.
+func testCounter(t *testing.T, c cache.Cache) {
+	ctr, ok := c.(cache.Counter)
+	if !ok {
+		t.Fatalf("%T does not implement cache.Counter", c)
+	}
+	ctx := ctxT(t)
+	clearCache(t, c)
+	const n = 200
+	seen := make([]int, n+1)
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	for i := 0; i < n; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			v, left, err := ctr.Incr(ctx, "ctr", 1, time.Minute)
+			if err != nil || v < 1 || v > n || left <= 0 || left > time.Minute {
+				t.Errorf("incr: %d %s %v", v, left, err)
+				return
+			}
+			mu.Lock()
+			seen[v]++
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	for v := 1; v <= n; v++ {
+		if seen[v] != 1 {
+			t.Fatalf("value %d seen %d times", v, seen[v])
+		}
+	}
+	if v, _, _ := ctr.Incr(ctx, "ctr", -1, time.Minute); v != n-1 {
+		t.Fatalf("decrement: %d", v)
+	}
+	if err := c.Delete(ctx, "ctr"); err != nil {
+		t.Fatal(err)
+	}
+	if v, _, _ := ctr.Incr(ctx, "ctr", 1, time.Minute); v != 1 {
+		t.Fatalf("after delete: %d", v)
+	}
+	// Expiry restarts the count; Extend lengthens a live counter only.
+	if _, _, err := ctr.Incr(ctx, "short", 5, 300*time.Millisecond); err != nil {
+		t.Fatal(err)
+	}
+	if err := ctr.Extend(ctx, "short", 10*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if err := ctr.Extend(ctx, "missing", 10*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := ctr.Incr(ctx, "expiring", 5, 300*time.Millisecond); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(600 * time.Millisecond)
+	if v, left, _ := ctr.Incr(ctx, "short", 1, time.Second); v != 6 || left < 5*time.Second {
+		t.Fatalf("extended counter: %d, %s left", v, left)
+	}
+	if v, left, _ := ctr.Incr(ctx, "expiring", 1, time.Second); v != 1 || left > time.Second {
+		t.Fatalf("expired counter: %d, %s left", v, left)
+	}
+	if v, _, _ := ctr.Incr(ctx, "missing", 1, time.Second); v != 1 {
+		t.Fatalf("Extend created a key: %d", v)
+	}
 }
 
 func ctxT(t *testing.T) context.Context {

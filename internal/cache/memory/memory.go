@@ -32,9 +32,16 @@ type Cache struct {
 	maxSize int
 	hits    atomic.Int64
 	misses  atomic.Int64
+	// counters hold rate-limit state (counter.go), swept at most once a
+	// minute (swept: when last).
+	counters map[string]counter
+	swept    int64
 }
 
-var _ cache.Cache = (*Cache)(nil)
+var (
+	_ cache.Cache   = (*Cache)(nil)
+	_ cache.Counter = (*Cache)(nil)
+)
 
 // New returns an empty cache holding at most maxSize entries (DefaultMaxSize
 // when maxSize <= 0).
@@ -88,6 +95,7 @@ func (c *Cache) Delete(_ context.Context, keys ...string) error {
 	c.mu.Lock()
 	for _, k := range keys {
 		c.lru.Remove(k)
+		delete(c.counters, k)
 	}
 	c.mu.Unlock()
 	return nil
@@ -97,6 +105,7 @@ func (c *Cache) Delete(_ context.Context, keys ...string) error {
 func (c *Cache) Clear(_ context.Context) error {
 	c.mu.Lock()
 	c.lru.Purge()
+	c.counters = nil
 	c.hits.Store(0)
 	c.misses.Store(0)
 	c.mu.Unlock()

@@ -34,7 +34,50 @@ type Cache struct {
 	misses atomic.Int64
 }
 
-var _ cache.Cache = (*Cache)(nil)
+var (
+	_ cache.Cache   = (*Cache)(nil)
+	_ cache.Counter = (*Cache)(nil)
+)
+
+// incrScript adds ARGV[1] to KEYS[1], gives a key without expiry the ttl
+// ARGV[2] (ms), and returns the value and the ms left: one atomic step.
+var incrScript = goredis.NewScript(`
+local n = redis.call('INCRBY', KEYS[1], ARGV[1])
+local left = redis.call('PTTL', KEYS[1])
+if left < 0 then
+  redis.call('PEXPIRE', KEYS[1], ARGV[2])
+  left = tonumber(ARGV[2])
+end
+return {n, left}`)
+
+// extendScript makes KEYS[1] live at least ARGV[1] ms, if it exists.
+var extendScript = goredis.NewScript(`
+local left = redis.call('PTTL', KEYS[1])
+if left >= 0 and left < tonumber(ARGV[1]) then
+  redis.call('PEXPIRE', KEYS[1], ARGV[1])
+end
+return left`)
+
+// Incr implements cache.Counter with one Lua script (INCRBY and PEXPIRE).
+func (c *Cache) Incr(ctx context.Context, key string, delta int64, ttl time.Duration) (int64, time.Duration, error) {
+	ms := ttl.Milliseconds()
+	if ms < 1 {
+		ms = 1
+	}
+	res, err := incrScript.Run(ctx, c.client, []string{c.prefix + key}, delta, ms).Int64Slice()
+	if err != nil {
+		return 0, 0, fmt.Errorf("redis cache: incr: %w", err)
+	}
+	return res[0], time.Duration(res[1]) * time.Millisecond, nil
+}
+
+// Extend implements cache.Counter.
+func (c *Cache) Extend(ctx context.Context, key string, ttl time.Duration) error {
+	if err := extendScript.Run(ctx, c.client, []string{c.prefix + key}, ttl.Milliseconds()).Err(); err != nil {
+		return fmt.Errorf("redis cache: extend: %w", err)
+	}
+	return nil
+}
 
 // New wraps an existing client; every key is stored as prefix+key. The caller
 // keeps ownership of client. An empty prefix means DefaultPrefix.
