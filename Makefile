@@ -7,7 +7,7 @@ TEMPORAL_CLI_VERSION := v1.5.1
 MINIO_VERSION := v0.0.0-20260212201848-7aac2a2c5b7c
 GO_TEST_FLAGS ?= -count=1 -timeout 20m
 
-.PHONY: build run test test-short tools bench chaos fuzz vet fmt docs-assets clean
+.PHONY: build run test test-short test-milvus tools bench chaos fuzz vet fmt docs-assets clean
 
 build:
 	go build -o $(BIN)/lore .
@@ -26,6 +26,11 @@ tools-minio:
 
 test: tools
 	TEMPORAL_CLI=$(BIN)/temporal MINIO_BIN=$(BIN)/minio go test $(GO_TEST_FLAGS) -p 2 ./...
+
+# The vector-store conformance suite against a real Milvus (README, "Milvus").
+MILVUS_ADDRESS ?= 127.0.0.1:19530
+test-milvus:
+	MILVUS_ADDRESS=$(MILVUS_ADDRESS) go test -count=1 -v -run TestConformance ./internal/vector/milvus/
 
 # Every fuzz target, briefly (FUZZTIME each); the seed corpora also run in make test.
 FUZZTIME ?= 10s

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/lorekb/lore/internal/embed"
 	"github.com/lorekb/lore/internal/rerank"
 	"github.com/lorekb/lore/internal/vector"
 	"github.com/lorekb/lore/models"
@@ -89,29 +90,12 @@ func (a *Chat) search(ctx context.Context, in SearchInput) (SearchResult, error)
 	}
 	_ = json.Unmarshal([]byte(in.Arguments), &args)
 	query := strings.TrimSpace(args.Query)
-	cfg := a.D.Cfg
 	var hits []vector.Hit
 	if query != "" {
-		emb, store, err := a.D.TenantVectors(ctx, in.TenantID)
-		if err != nil {
-			return SearchResult{}, err
-		}
-		t0 := time.Now()
-		vecs, err := emb.Embed(ctx, []string{query})
-		a.D.Metrics.ObserveModel("embedding", emb.Model(), time.Since(t0), 0, 0, err)
-		if err != nil {
+		var err error
+		if hits, err = a.recall(ctx, in, query); err != nil {
 			return SearchResult{}, classify(err)
 		}
-		k := min(cfg.RAGRecallK, cfg.RAGRecallMax)
-		dense, err := store.Search(ctx, in.SiteID, vecs[0], k, float32(cfg.RAGRecallThreshold))
-		if err != nil {
-			return SearchResult{}, err
-		}
-		sparse, err := store.KeywordSearch(ctx, in.SiteID, query, k)
-		if err != nil {
-			return SearchResult{}, err
-		}
-		hits = fuse(dense, sparse, min(k, cfg.RAGRecallMax))
 	}
 	hits, err := a.visible(ctx, in.SiteID, hits)
 	if err != nil {
@@ -136,6 +120,51 @@ func (a *Chat) search(ctx context.Context, in SearchInput) (SearchResult, error)
 	out.Hash = hex.EncodeToString(h.Sum(nil))
 	out.ElapsedMS = time.Since(start).Milliseconds()
 	return out, nil
+}
+
+// recall runs the dense and the keyword search of the site at once (the
+// keyword half needs no embedding, so it starts while the query is
+// embedded) and fuses them. Reads may be a few seconds stale
+// (vector.AllowStale): every hit is checked against the database after, so
+// a chunk indexed a moment ago is the only thing a stale read can miss, and
+// Milvus then skips the wait for its newest writes.
+func (a *Chat) recall(ctx context.Context, in SearchInput, query string) ([]vector.Hit, error) {
+	cfg := a.D.Cfg
+	emb, store, err := a.D.TenantVectors(ctx, in.TenantID)
+	if err != nil {
+		return nil, err
+	}
+	ctx = vector.AllowStale(ctx)
+	k := min(cfg.RAGRecallK, cfg.RAGRecallMax)
+	type keywordResult struct {
+		hits []vector.Hit
+		err  error
+	}
+	keyword := make(chan keywordResult, 1)
+	go func() {
+		hits, err := store.KeywordSearch(ctx, in.SiteID, query, k)
+		keyword <- keywordResult{hits, err}
+	}()
+	dense, err := a.denseRecall(ctx, emb, store, in.SiteID, query, k)
+	sparse := <-keyword
+	if err != nil {
+		return nil, err
+	}
+	if sparse.err != nil {
+		return nil, sparse.err
+	}
+	return fuse(dense, sparse.hits, min(k, cfg.RAGRecallMax)), nil
+}
+
+// denseRecall embeds the query and searches the site's vectors.
+func (a *Chat) denseRecall(ctx context.Context, emb embed.Embedder, store vector.Store, siteID int64, query string, k int) ([]vector.Hit, error) {
+	t0 := time.Now()
+	vecs, err := emb.Embed(ctx, []string{query})
+	a.D.Metrics.ObserveModel("embedding", emb.Model(), time.Since(t0), 0, 0, err)
+	if err != nil {
+		return nil, err
+	}
+	return store.Search(ctx, siteID, vecs[0], k, float32(a.D.Cfg.RAGRecallThreshold))
 }
 
 // fuse merges vector and keyword hits (reciprocal rank fusion), keeping the

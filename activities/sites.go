@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/lorekb/lore/internal/deps"
+	"github.com/lorekb/lore/internal/vector"
 )
 
 // Sites holds the steps of a site deletion.
@@ -19,13 +20,12 @@ func SiteFilesPrefix(siteID int64) string { return fmt.Sprintf("sites/%d/", site
 // deleteBatch is how many documents one activity call removes.
 const deleteBatch = 500
 
-// DeleteSiteVectors removes every chunk of the site from the tenant's store.
-func (a *Sites) DeleteSiteVectors(ctx context.Context, siteID, tenantID int64) error {
-	_, store, err := a.D.TenantVectors(ctx, tenantID)
-	if err != nil {
-		return err
-	}
-	return store.DeleteSite(ctx, siteID)
+// DeleteSiteVectors removes every chunk of the site from every dimension's
+// store: the tenant may have changed embedding models since some of the
+// site was indexed. (tenantID stays in the signature: workflow histories
+// recorded before carry it.)
+func (a *Sites) DeleteSiteVectors(ctx context.Context, siteID, _ int64) error {
+	return classify(a.D.EachVectorStore(ctx, func(s vector.Store) error { return s.DeleteSite(ctx, siteID) }))
 }
 
 // DeleteSiteFiles removes the site's files.

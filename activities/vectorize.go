@@ -243,14 +243,13 @@ func (a *Vectorize) MarkFailed(ctx context.Context, in DocRef, reason string) er
 	return err
 }
 
-// RemoveVectors deletes every chunk of the document and resets its status.
+// RemoveVectors deletes every chunk of the document, from every
+// dimension's store (the tenant may have changed embedding models since
+// the document was indexed), and resets its status.
 func (a *Vectorize) RemoveVectors(ctx context.Context, in DocRef) error {
-	_, store, err := a.D.TenantVectors(ctx, in.TenantID)
+	err := a.D.EachVectorStore(ctx, func(s vector.Store) error { return s.DeleteDocument(ctx, in.DocumentID) })
 	if err != nil {
-		return err
-	}
-	if err := store.DeleteDocument(ctx, in.DocumentID); err != nil {
-		return err
+		return classify(err)
 	}
 	return a.D.DB.ResetVectorStatus(ctx, in.DocumentID)
 }
@@ -259,7 +258,10 @@ func (a *Vectorize) RemoveVectors(ctx context.Context, in DocRef) error {
 // application errors, so Temporal stops retrying and the workflow records
 // the failure on the document.
 func classify(err error) error {
-	if errors.Is(err, embed.ErrPermanent) || errors.Is(err, vector.ErrDimension) {
+	if err == nil {
+		return nil
+	}
+	if errors.Is(err, embed.ErrPermanent) || errors.Is(err, vector.ErrDimension) || errors.Is(err, vector.ErrPermanent) {
 		return temporal.NewNonRetryableApplicationError(err.Error(), "Permanent", err)
 	}
 	return fmt.Errorf("%w", err)

@@ -252,9 +252,16 @@ func (c *Config) validate() error {
 		return fmt.Errorf("config: CHAT_STREAM_TIMEOUT_SECONDS must be > 0")
 	case c.BatchVectorizeConcurrency < 1:
 		return fmt.Errorf("config: LORE_BATCH_VECTORIZE_CONCURRENCY must be >= 1")
+	case c.ChunkSize > MaxChunkSize:
+		return fmt.Errorf("config: LORE_CHUNK_SIZE must be <= %d (runes, so that a chunk fits a 65,535-byte Milvus text field)", MaxChunkSize)
 	}
 	return nil
 }
+
+// MaxChunkSize bounds LORE_CHUNK_SIZE: at 4 bytes per rune (the UTF-8
+// maximum) a chunk of this many runes, overlap included, fits Milvus's
+// 65,535-byte VarChar limit, so no chunk is ever refused for its length.
+const MaxChunkSize = 65535 / 4
 
 func persistedSecret(path string) (string, error) {
 	if b, err := os.ReadFile(path); err == nil && len(strings.TrimSpace(string(b))) >= 32 {

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"strings"
 	"sync"
 	"time"
@@ -20,9 +19,6 @@ import (
 	"github.com/lorekb/lore/internal/rerank"
 	"github.com/lorekb/lore/internal/rerank/cohere"
 	"github.com/lorekb/lore/internal/rerank/lexical"
-	"github.com/lorekb/lore/internal/vector"
-	localvec "github.com/lorekb/lore/internal/vector/local"
-	"github.com/lorekb/lore/internal/vector/milvus"
 	"github.com/lorekb/lore/models"
 )
 
@@ -223,47 +219,4 @@ func (d *Deps) Reranker(ctx context.Context, tenantID int64) (rerank.Reranker, e
 		return nil, err
 	}
 	return v.(rerank.Reranker), nil
-}
-
-// Vectors returns the vector store for embeddings of dimension dim. Each
-// dimension has its own store (a directory, or a Milvus collection), so
-// switching the embedding model never mixes vector spaces; documents are then
-// re-vectorized into the new store.
-func (d *Deps) Vectors(ctx context.Context, dim int) (vector.Store, error) {
-	v, err := d.models.get(fmt.Sprintf("vectors:%d", dim), func() (any, error) {
-		if d.Cfg.MilvusAddress != "" {
-			coll := d.Cfg.MilvusCollection
-			if dim != localembed.DefaultDimension {
-				coll = fmt.Sprintf("%s_%d", coll, dim)
-			}
-			ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-			defer cancel()
-			return milvus.Open(ctx, milvus.Config{Address: d.Cfg.MilvusAddress, Username: d.Cfg.MilvusUser,
-				Password: d.Cfg.MilvusPassword, DBName: d.Cfg.MilvusDB, Collection: coll, Dimension: dim})
-		}
-		s, err := localvec.Open(filepath.Join(d.Cfg.DataDir, "vectors", fmt.Sprintf("dim%d", dim)), dim)
-		if err != nil {
-			return nil, err
-		}
-		d.OnClose(func() { _ = s.Close() })
-		return s, nil
-	})
-	if err != nil {
-		return nil, err
-	}
-	return v.(vector.Store), nil
-}
-
-// TenantVectors returns the tenant's embedder and the matching vector store.
-func (d *Deps) TenantVectors(ctx context.Context, tenantID int64) (embed.Embedder, vector.Store, error) {
-	e, err := d.Embedder(ctx, tenantID)
-	if err != nil {
-		return nil, nil, err
-	}
-	dim := e.Dimension()
-	if dim <= 0 {
-		return nil, nil, errors.New("embedding dimension unknown: set dimension in ai-config")
-	}
-	s, err := d.Vectors(ctx, dim)
-	return e, s, err
 }

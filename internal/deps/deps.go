@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"sync"
 
 	"github.com/lorekb/lore/internal/blob"
 	"github.com/lorekb/lore/internal/cache"
@@ -30,8 +31,10 @@ type Deps struct {
 	Temporal client.Client // nil when TEMPORAL_ADDRESS=none
 	Blob     blob.Store
 	Metrics  *telemetry.Metrics
+	closeMu  sync.Mutex // guards closers: stores register theirs as they open
 	closers  []func()
 	models   modelCache
+	vectors  vectorStores
 	// aiConfigs holds each tenant's ai-config briefly (see AIConfig).
 	aiConfigs memo.TTL[int64, AIConfig]
 }
@@ -110,14 +113,21 @@ func Open(ctx context.Context, cfg *config.Config, log *slog.Logger) (*Deps, err
 
 // Close releases everything Open acquired, in reverse order.
 func (d *Deps) Close() {
-	for i := len(d.closers) - 1; i >= 0; i-- {
-		d.closers[i]()
-	}
+	d.closeMu.Lock()
+	closers := d.closers
 	d.closers = nil
+	d.closeMu.Unlock()
+	for i := len(closers) - 1; i >= 0; i-- {
+		closers[i]()
+	}
 }
 
 // OnClose registers a release function run by Close.
-func (d *Deps) OnClose(f func()) { d.closers = append(d.closers, f) }
+func (d *Deps) OnClose(f func()) {
+	d.closeMu.Lock()
+	defer d.closeMu.Unlock()
+	d.closers = append(d.closers, f)
+}
 
 // grpcCompression is gzip only when asked for (see TEMPORAL_GRPC_GZIP).
 func grpcCompression(gzip bool) client.GrpcCompression {

@@ -91,3 +91,31 @@ var ErrDimension = errors.New("vector: wrong vector dimension")
 
 // ErrClosed reports use of a store after Close.
 var ErrClosed = errors.New("vector: store is closed")
+
+// ErrPermanent marks a store error that retrying cannot fix: the store
+// refused the request itself (bad input, a collection whose schema does not
+// match, failed authentication). Callers stop retrying; Temporal activities
+// turn it into a non-retryable error.
+var ErrPermanent = errors.New("vector: permanent store error")
+
+// ErrUnavailable marks a store error that a later retry may fix: the store
+// could not be reached, timed out, or was busy.
+var ErrUnavailable = errors.New("vector: store unavailable")
+
+type staleKey struct{}
+
+// AllowStale returns a context under which reads may miss writes made in
+// the last few seconds. A chat search reads the index built long before
+// (every hit is checked against the database anyway), so it trades that
+// staleness for not waiting on the store's consistency point; a store that
+// is always consistent ignores it. Writes and the reads that must see
+// them (ingest, tests) never use it.
+func AllowStale(ctx context.Context) context.Context {
+	return context.WithValue(ctx, staleKey{}, true)
+}
+
+// StaleAllowed reports whether AllowStale marked ctx.
+func StaleAllowed(ctx context.Context) bool {
+	v, _ := ctx.Value(staleKey{}).(bool)
+	return v
+}

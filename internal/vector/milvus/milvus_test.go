@@ -18,13 +18,21 @@ import (
 	"github.com/lorekb/lore/internal/vector/vectortest"
 )
 
-// TestConformance runs the shared suite against a real Milvus (2.5 or
-// later) at MILVUS_ADDRESS, each test in a fresh collection that is dropped
-// afterwards.
+// TestConformance runs the shared suite against a real Milvus (2.5 or 2.6)
+// at MILVUS_ADDRESS, each test in a fresh collection that is dropped
+// afterwards. No fake can stand in for it: it is the proof that Milvus
+// ranks, filters and deletes as the embedded store does.
 func TestConformance(t *testing.T) {
 	addr := os.Getenv("MILVUS_ADDRESS")
 	if addr == "" {
 		t.Skip("MILVUS_ADDRESS is not set: no Milvus server to run the conformance suite against")
+	}
+	// One reachability check, so an absent server fails once, not per test.
+	probe, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	defer cancel()
+	if _, err := Dimensions(probe, Config{Address: addr, Username: os.Getenv("MILVUS_USERNAME"),
+		Password: os.Getenv("MILVUS_PASSWORD"), DialTimeout: 10 * time.Second}, "lore_test", vectortest.Dim); err != nil {
+		t.Fatalf("Milvus at MILVUS_ADDRESS=%s: %v", addr, err)
 	}
 	n := 0
 	vectortest.Run(t, func(t *testing.T) vector.Store {
@@ -32,11 +40,12 @@ func TestConformance(t *testing.T) {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 		defer cancel()
 		s, err := Open(ctx, Config{
-			Address:    addr,
-			Username:   os.Getenv("MILVUS_USERNAME"),
-			Password:   os.Getenv("MILVUS_PASSWORD"),
-			Collection: fmt.Sprintf("lore_test_%d_%d", time.Now().UnixNano(), n),
-			Dimension:  vectortest.Dim,
+			Address:     addr,
+			Username:    os.Getenv("MILVUS_USERNAME"),
+			Password:    os.Getenv("MILVUS_PASSWORD"),
+			Collection:  fmt.Sprintf("lore_test_%d_%d", time.Now().UnixNano(), n),
+			Dimension:   vectortest.Dim,
+			DialTimeout: 10 * time.Second,
 		})
 		if err != nil {
 			t.Fatal(err)
@@ -53,15 +62,6 @@ func TestConformance(t *testing.T) {
 	})
 }
 
-func fieldByName(sch *entity.Schema, name string) *entity.Field {
-	for _, f := range sch.Fields {
-		if f.Name == name {
-			return f
-		}
-	}
-	return nil
-}
-
 func TestSchema(t *testing.T) {
 	sch := Schema(384)
 	want := map[string]entity.FieldType{
@@ -74,22 +74,27 @@ func TestSchema(t *testing.T) {
 		t.Fatalf("%d fields, want %d", len(sch.Fields), len(want))
 	}
 	for name, typ := range want {
-		f := fieldByName(sch, name)
+		f := fieldOf(sch, name)
 		if f == nil || f.DataType != typ {
 			t.Fatalf("field %s: %+v, want type %v", name, f, typ)
 		}
 	}
-	if id := fieldByName(sch, fieldID); !id.PrimaryKey || id.AutoID {
+	if id := fieldOf(sch, fieldID); !id.PrimaryKey || id.AutoID {
 		t.Error("id must be a caller-supplied primary key, so upserts are idempotent")
 	}
-	if !fieldByName(sch, fieldSite).IsPartitionKey {
-		t.Error("site_id must be the partition key")
+	for _, f := range sch.Fields {
+		if f.IsPartitionKey != (f.Name == fieldSite) {
+			t.Errorf("field %s partition key %v: site_id, and only it, must be the partition key", f.Name, f.IsPartitionKey)
+		}
 	}
-	if dim, err := fieldByName(sch, fieldVector).GetDim(); err != nil || dim != 384 {
+	if dim, err := fieldOf(sch, fieldVector).GetDim(); err != nil || dim != 384 {
 		t.Errorf("vector dim %d, %v", dim, err)
 	}
-	if fieldByName(sch, fieldSearchText).TypeParams["enable_analyzer"] != "true" {
-		t.Errorf("search_text analyzer not enabled: %v", fieldByName(sch, fieldSearchText).TypeParams)
+	if fieldOf(sch, fieldSearchText).TypeParams["enable_analyzer"] != "true" {
+		t.Errorf("search_text analyzer not enabled: %v", fieldOf(sch, fieldSearchText).TypeParams)
+	}
+	if !sameJSON(fieldOf(sch, fieldSearchText).TypeParams["analyzer_params"], searchAnalyzer) {
+		t.Errorf("search_text analyzer %v, want %v", fieldOf(sch, fieldSearchText).TypeParams, searchAnalyzer)
 	}
 	if len(sch.Functions) != 1 {
 		t.Fatalf("%d functions", len(sch.Functions))
@@ -112,38 +117,57 @@ func TestIndexOptions(t *testing.T) {
 		for _, kv := range req.GetExtraParams() {
 			params[kv.GetKey()] = kv.GetValue()
 		}
-		got[req.GetFieldName()] = params["index_type"] + "/" + params["metric_type"]
+		got[req.GetFieldName()] = req.GetIndexName() + ":" + params["index_type"] + "/" + params["metric_type"]
 	}
-	want := map[string]string{fieldVector: "HNSW/COSINE", fieldSparse: "SPARSE_INVERTED_INDEX/BM25", fieldDocument: "INVERTED/"}
+	want := map[string]string{fieldVector: "vector:HNSW/COSINE", fieldSparse: "sparse:SPARSE_INVERTED_INDEX/BM25", fieldDocument: "document_id:INVERTED/"}
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Fatalf("indexes %v, want %v", got, want)
 	}
 }
 
-func TestCheckSchema(t *testing.T) {
-	if err := checkSchema(Schema(8), 8); err != nil {
+func TestCheckCollection(t *testing.T) {
+	current := func(dim int) *entity.Collection {
+		return &entity.Collection{Schema: Schema(dim), Properties: currentProps()}
+	}
+	if err := checkCollection(current(8), 8); err != nil {
 		t.Fatal(err)
 	}
-	if err := checkSchema(Schema(8), 16); !errors.Is(err, vector.ErrDimension) {
+	if err := checkCollection(current(8), 16); !errors.Is(err, vector.ErrDimension) {
 		t.Fatalf("got %v, want ErrDimension", err)
 	}
-	foreign := entity.NewSchema().WithField(entity.NewField().WithName("pk").WithDataType(entity.FieldTypeInt64).WithIsPrimaryKey(true))
-	if err := checkSchema(foreign, 8); err == nil {
-		t.Fatal("accepted a foreign collection")
+	foreign := &entity.Collection{Schema: entity.NewSchema().WithField(entity.NewField().WithName("pk").WithDataType(entity.FieldTypeInt64).WithIsPrimaryKey(true))}
+	if err := checkCollection(foreign, 8); !errors.Is(err, ErrSchemaVersion) {
+		t.Fatalf("foreign collection: %v", err)
+	}
+	newer := current(8)
+	newer.Properties[propSchemaVersion] = fmt.Sprint(SchemaVersion + 1)
+	err := checkCollection(newer, 8)
+	if !errors.Is(err, ErrSchemaVersion) || !errors.Is(classify(err), vector.ErrPermanent) || !strings.Contains(err.Error(), "MILVUS_COLLECTION") {
+		t.Fatalf("newer version: %v", err)
+	}
+	// Altered by hand: same version, other analyzer, or no partition key.
+	altered := current(8)
+	fieldOf(altered.Schema, fieldSearchText).WithAnalyzerParams(map[string]any{"tokenizer": "jieba"})
+	if err := checkCollection(altered, 8); !errors.Is(err, ErrSchemaVersion) {
+		t.Fatalf("other analyzer: %v", err)
+	}
+	altered = current(8)
+	fieldOf(altered.Schema, fieldSite).WithIsPartitionKey(false)
+	if err := checkCollection(altered, 8); !errors.Is(err, ErrSchemaVersion) {
+		t.Fatalf("no partition key: %v", err)
+	}
+	altered = current(8)
+	altered.Schema.Functions = nil
+	if err := checkCollection(altered, 8); !errors.Is(err, ErrSchemaVersion) {
+		t.Fatalf("no BM25 function: %v", err)
 	}
 }
 
-func TestSearchTextAndTruncate(t *testing.T) {
-	if got := SearchText("Title", "A > B", "body"); got != "Title\nA > B\nbody" {
-		t.Fatalf("got %q", got)
-	}
+func TestTruncate(t *testing.T) {
 	long := strings.Repeat("中", maxTextLen) // 3 bytes each
-	got := SearchText("t", "h", long)
-	if len(got) > maxTextLen || !utf8.ValidString(got) {
+	got := truncate(long, maxTextLen)
+	if len(got) > maxTextLen || !utf8.ValidString(got) || len(got) < maxTextLen-3 {
 		t.Fatalf("len %d valid %v", len(got), utf8.ValidString(got))
-	}
-	if len(got) < maxTextLen-3 {
-		t.Fatalf("cut too much: %d", len(got))
 	}
 	if truncate("héllo", 2) != "h" {
 		t.Fatalf("truncate split a rune: %q", truncate("héllo", 2))
@@ -163,13 +187,13 @@ func TestValidateAndDedupe(t *testing.T) {
 	}
 	bad = good
 	bad.ID = ""
-	if s.validate(bad) == nil {
-		t.Fatal("empty ID accepted")
+	if err := s.validate(bad); !errors.Is(err, vector.ErrPermanent) {
+		t.Fatalf("empty ID: %v", err)
 	}
 	bad = good
 	bad.Text = strings.Repeat("x", maxTextLen+1)
-	if s.validate(bad) == nil {
-		t.Fatal("oversize text accepted")
+	if err := s.validate(bad); !errors.Is(err, vector.ErrPermanent) {
+		t.Fatalf("oversize text: %v", err)
 	}
 	// Upsert validates before connecting: a bad chunk never reaches Milvus.
 	if err := s.Upsert(context.Background(), []vector.Chunk{good, {ID: "b", Vector: []float32{1, 2}}}); !errors.Is(err, vector.ErrDimension) {
