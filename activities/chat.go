@@ -4,12 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
-	"strconv"
 	"strings"
-	"sync"
 	"time"
 
+	"github.com/lorekb/lore/internal/chatevent"
 	"github.com/lorekb/lore/internal/deps"
 	"github.com/lorekb/lore/internal/llm"
 	"github.com/lorekb/lore/internal/streamhub"
@@ -31,12 +29,16 @@ type EventBatch struct {
 // Chat holds the activities of a chat run.
 type Chat struct {
 	D *deps.Deps
-	// Hub, when set, receives every event at once (the fast path to an API
-	// in the same process); signals then carry the log at a calmer pace.
+	// Hub is this process's hub: a model call running as a local activity
+	// (its run's reader is in this process) publishes every event there at
+	// once; a reader that leaves cancels the call through it; early calls
+	// wait there for their runs.
 	Hub *streamhub.Hub
 	// FlushInterval batches token deltas into one signal (tens of
 	// milliseconds: never one signal per token).
 	FlushInterval time.Duration
+	// EarlyWithin bounds how long an early call waits for its run (0: 10 s).
+	EarlyWithin time.Duration
 }
 
 // TurnMessage is one message of the current turn as the workflow holds it:
@@ -70,10 +72,6 @@ type ModelTurnInput struct {
 	// there with ErrStreamTimeout, so the timeout holds even for a call that
 	// runs as a local activity, where the run's timer cannot fire meanwhile.
 	DeadlineMs int64
-	// Reader is the streamhub.ProcessID of the API process that streams the
-	// turn (empty: none). A call in another process signals its pieces to
-	// the run every few tens of milliseconds, the reader's only source.
-	Reader string
 }
 
 // Error types of ModelTurn the chat run tells apart from a failure.
@@ -120,9 +118,11 @@ var searchTool = llm.ToolDef{
 	},
 }
 
-// ModelTurn runs one streamed model call. Deltas are signalled to the run in
-// batches as they arrive; the activity heartbeats with every batch so a
-// cancelled run (client gone, timeout) stops the model call.
+// ModelTurn runs one streamed model call and emits its pieces as events (see
+// emitter): as a local activity to the hub at once and to the log with its
+// result; as a scheduled activity to the log by signal every few tens of
+// milliseconds, heartbeating with each, so a cancelled run (client gone,
+// timeout) stops the model call.
 func (a *Chat) ModelTurn(ctx context.Context, in ModelTurnInput) (ModelTurnResult, error) {
 	ctx, stop := a.callContext(ctx, in)
 	defer stop()
@@ -145,25 +145,19 @@ func (a *Chat) ModelTurn(ctx context.Context, in ModelTurnInput) (ModelTurnResul
 			if res.FirstTextMs == 0 {
 				res.FirstTextMs = max(now, 1)
 			}
-			em.add(map[string]any{"type": "response.output_text.delta", "delta": d.Text})
+			em.add(chatevent.TextDelta{Delta: d.Text})
 		}
 		if tc := d.ToolCall; tc != nil {
 			if !started[tc.Index] && tc.Name != "" {
 				started[tc.Index] = true
-				em.add(map[string]any{"type": "response.tool_call.started", "tool": tc.Name})
+				em.add(chatevent.ToolCallStarted{Tool: tc.Name})
 			}
-			fn := map[string]any{}
-			if tc.Name != "" {
-				fn["name"] = tc.Name
-			}
-			if tc.Arguments != "" {
-				fn["arguments"] = tc.Arguments
-			}
-			call := map[string]any{"index": tc.Index, "function": fn}
+			piece := chatevent.ToolCallPiece{Index: tc.Index, ID: tc.ID,
+				Function: chatevent.FunctionPiece{Name: tc.Name, Arguments: tc.Arguments}}
 			if tc.ID != "" {
-				call["id"], call["type"] = tc.ID, "function"
+				piece.Type = "function"
 			}
-			em.add(map[string]any{"type": "response.tool_call.delta", "tool_call": call})
+			em.add(chatevent.ToolCallDelta{ToolCall: piece})
 		}
 	})
 	a.D.Metrics.ObserveModel("chat", modelName, time.Since(t0), out.Usage.InputTokens, out.Usage.OutputTokens, err)
@@ -228,56 +222,6 @@ func (a *Chat) cancelOnReaderGone(ctx context.Context, wfID string, cancel conte
 
 var errStreamDeadline = errors.New("stream deadline")
 
-// fail turns a failed call into the error the run sees. What a reader may
-// already have seen must reach the log: a scheduled activity signals it; a
-// local activity (its run's workflow task is open, a signal would only land
-// after the run ended) carries it in the error. Either way a call that
-// emitted anything fails for good (ErrModelStreamBroken): a retry would
-// stream the text twice.
-func (em *emitter) fail(ctx context.Context, err error) error {
-	var typ string
-	nonRetryable := false
-	switch {
-	case errors.Is(context.Cause(ctx), errStreamDeadline):
-		typ, nonRetryable = ErrStreamTimeout, true
-	case em.a.Hub != nil && isClosed(em.a.Hub.Cancelled(em.wfID)):
-		// Also when the call ended before ctx saw the cancel (an adopted
-		// early call stops on the same cancel, possibly first).
-		typ, nonRetryable = ErrClientGone, true
-	case errors.Is(err, llm.ErrPermanent):
-		typ, nonRetryable = "ModelPermanent", true
-	}
-	if !em.local {
-		shown := em.emitted()
-		_ = em.flushDetached()
-		if shown && !nonRetryable {
-			// A retry would stream its answer after the part readers have.
-			typ, nonRetryable = ErrModelStreamBroken, true
-		}
-		if nonRetryable {
-			return temporal.NewNonRetryableApplicationError(err.Error(), typ, err)
-		}
-		return err
-	}
-	tail := em.take()
-	if len(tail.Events) == 0 && !nonRetryable {
-		return err // nothing shown yet: retry
-	}
-	if typ == "" {
-		typ = ErrModelStreamBroken
-	}
-	return temporal.NewNonRetryableApplicationError(err.Error(), typ, err, tail)
-}
-
-func isClosed(ch <-chan struct{}) bool {
-	select {
-	case <-ch:
-		return true
-	default:
-		return false
-	}
-}
-
 // buildMessages assembles system prompt, memory, stored history (which ends
 // with this turn's user message) and the turn's messages so far.
 func (a *Chat) buildMessages(ctx context.Context, in ModelTurnInput) ([]llm.Message, error) {
@@ -322,153 +266,4 @@ func (a *Chat) buildMessages(ctx context.Context, in ModelTurnInput) ([]llm.Mess
 		msgs = append(msgs, lm)
 	}
 	return msgs, nil
-}
-
-// emitter batches event payloads and signals them to the run.
-type emitter struct {
-	a         *Chat
-	ctx       context.Context
-	wfID      string
-	runID     string
-	attempt   int32
-	prefix    string // origin prefix: activity id and attempt
-	seqBase   int
-	local     bool // running as a local activity: no signals (see fail)
-	hubReader bool // the run's reader is in this process and reads the hub
-	n         int
-	mu        sync.Mutex
-	sendMu    sync.Mutex // one signal at a time, so batches arrive in order
-	pending   []json.RawMessage
-	origins   []string
-	sent      bool
-	stop      chan struct{}
-	closeOnce sync.Once
-	wg        sync.WaitGroup
-	err       error
-}
-
-func (a *Chat) newEmitter(ctx context.Context, in ModelTurnInput) *emitter {
-	info := activity.GetInfo(ctx)
-	e := &emitter{a: a, ctx: ctx, wfID: info.WorkflowExecution.ID, runID: info.WorkflowExecution.RunID,
-		attempt: info.Attempt, stop: make(chan struct{}), seqBase: in.SeqBase, local: info.IsLocalActivity,
-		prefix:    fmt.Sprintf("%s/%d/", info.ActivityID, info.Attempt),
-		hubReader: a.Hub != nil && in.Reader == streamhub.ProcessID}
-	if e.local {
-		// The run's workflow task stays open while a local activity runs:
-		// a signal would only be seen after the run ended. Everything goes
-		// with the result (or the error).
-		return e
-	}
-	interval := a.FlushInterval
-	if interval <= 0 {
-		interval = 40 * time.Millisecond
-		if e.hubReader {
-			// The reader is in this process and has every event from the
-			// hub: the log (reconnects elsewhere) gets them each second,
-			// and the rest with the call's result.
-			interval = time.Second
-		}
-	}
-	e.wg.Add(1)
-	go func() {
-		defer e.wg.Done()
-		t := time.NewTicker(interval)
-		defer t.Stop()
-		for {
-			select {
-			case <-e.stop:
-				return
-			case <-ctx.Done():
-				return
-			case <-t.C:
-				_ = e.flush()
-			}
-		}
-	}()
-	return e
-}
-
-func (e *emitter) add(ev map[string]any) {
-	b, _ := json.Marshal(ev)
-	e.mu.Lock()
-	origin := e.prefix + strconv.Itoa(e.n)
-	seq := e.seqBase + e.n + 1
-	e.n++
-	e.pending = append(e.pending, b)
-	e.origins = append(e.origins, origin)
-	first := !e.sent
-	if e.a.Hub != nil {
-		e.a.Hub.Publish(e.wfID, streamhub.Event{Origin: origin, Seq: seq, Data: b})
-	}
-	e.mu.Unlock()
-	if first && !e.hubReader {
-		_ = e.flush() // the first piece goes out at once: it is what time-to-first-token measures
-	}
-}
-
-// take removes and returns what is pending.
-func (e *emitter) take() EventBatch {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	b := EventBatch{Attempt: e.attempt, Events: e.pending, Origins: e.origins}
-	e.pending, e.origins = nil, nil
-	if len(b.Events) > 0 {
-		e.sent = true
-	}
-	return b
-}
-
-// flush sends what is pending as one signal and heartbeats.
-func (e *emitter) flush() error {
-	activity.RecordHeartbeat(e.ctx)
-	return e.signal(e.ctx)
-}
-
-// flushDetached sends what is pending even though the activity's context may
-// be cancelled (the run still takes signals while it winds down).
-func (e *emitter) flushDetached() error {
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(e.ctx), 5*time.Second)
-	defer cancel()
-	return e.signal(ctx)
-}
-
-func (e *emitter) signal(ctx context.Context) error {
-	e.sendMu.Lock()
-	defer e.sendMu.Unlock()
-	b := e.take()
-	if len(b.Events) == 0 {
-		return nil
-	}
-	err := e.a.D.Temporal.SignalWorkflow(ctx, e.wfID, e.runID, SignalEvents, b)
-	if err != nil {
-		e.mu.Lock()
-		e.err = err
-		e.mu.Unlock()
-	}
-	return err
-}
-
-// emitted reports whether the call has emitted an event (to the hub, the
-// log or pending).
-func (e *emitter) emitted() bool {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	return e.n > 0
-}
-
-// failed reports the first signal error: a batch that did not reach the log
-// fails the call, so Temporal retries it.
-func (e *emitter) failed() error {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	return e.err
-}
-
-// close stops the periodic flushes and waits for one in progress, so the
-// tail taken after it follows every signalled batch.
-func (e *emitter) close() {
-	e.closeOnce.Do(func() {
-		close(e.stop)
-		e.wg.Wait()
-	})
 }

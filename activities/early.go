@@ -44,17 +44,13 @@ type earlyCall struct {
 	buildErr error
 }
 
-// earlyAdoptWithin bounds how long an early call waits for its run.
-var earlyAdoptWithin = 10 * time.Second
-
-// earlyCalls holds this process's early calls by workflow id.
-var earlyCalls = struct {
-	sync.Mutex
-	m map[string]*earlyCall
-}{m: map[string]*earlyCall{}}
+// earlyAdoptWithin bounds how long an early call waits for its run (unless
+// Chat.EarlyWithin says otherwise).
+const earlyAdoptWithin = 10 * time.Second
 
 // Early starts and cancels early calls for the API (not methods of Chat,
-// whose methods are all activities).
+// whose methods are all activities). The calls wait on the Chat's hub (see
+// streamhub.Hub.Park) for their runs: without a hub there are none.
 type Early struct{ Chat *Chat }
 
 // Start starts the first model call of the turn whose ChatRun has id wfID;
@@ -67,28 +63,27 @@ func (x Early) Start(wfID string, in ModelTurnInput) {
 // Cancel cancels the early call of wfID, if there is one nobody adopted (its
 // run did not start).
 func (x Early) Cancel(wfID string) {
-	earlyCalls.Lock()
-	e := earlyCalls.m[wfID]
-	delete(earlyCalls.m, wfID)
-	earlyCalls.Unlock()
-	if e != nil {
+	if e := x.Chat.takeEarly(wfID, nil); e != nil {
 		x.Chat.discard(e)
 	}
 }
 
 func (a *Chat) startEarly(wfID string, request func(context.Context) (llm.Model, string, llm.Request, error)) {
+	if a.Hub == nil {
+		return // nobody could adopt it
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	e := &earlyCall{cancel: cancel, ready: make(chan struct{}), wake: make(chan struct{}), started: time.Now()}
-	earlyCalls.Lock()
-	old := earlyCalls.m[wfID]
-	earlyCalls.m[wfID] = e
-	earlyCalls.Unlock()
-	if old != nil {
+	if old, _ := a.Hub.Park(wfID, e).(*earlyCall); old != nil {
 		a.discard(old)
 	}
+	within := a.EarlyWithin
+	if within <= 0 {
+		within = earlyAdoptWithin
+	}
 	// Also once the call is over: its result waits for the run until then.
-	time.AfterFunc(earlyAdoptWithin, func() {
-		if takeEarly(wfID, e) {
+	time.AfterFunc(within, func() {
+		if a.takeEarly(wfID, e) != nil {
 			a.discard(e)
 		}
 	})
@@ -125,16 +120,18 @@ func (a *Chat) discard(e *earlyCall) {
 	a.D.Metrics.ObserveEarlyCall("discarded")
 }
 
-// takeEarly removes e (if it is still wfID's early call) and reports whether
-// it did.
-func takeEarly(wfID string, e *earlyCall) bool {
-	earlyCalls.Lock()
-	defer earlyCalls.Unlock()
-	if earlyCalls.m[wfID] != e {
-		return false
+// takeEarly removes and returns the early call of wfID (only if it is want,
+// when want is not nil).
+func (a *Chat) takeEarly(wfID string, want *earlyCall) *earlyCall {
+	if a.Hub == nil {
+		return nil
 	}
-	delete(earlyCalls.m, wfID)
-	return true
+	var w any
+	if want != nil {
+		w = want
+	}
+	e, _ := a.Hub.Take(wfID, w).(*earlyCall)
+	return e
 }
 
 // signal wakes followers; e.mu is held.
@@ -151,10 +148,7 @@ func (a *Chat) adoptEarly(ctx context.Context, in ModelTurnInput, model llm.Mode
 	own, now := model.Generate, time.Now()
 	info := activity.GetInfo(ctx)
 	wfID := info.WorkflowExecution.ID
-	earlyCalls.Lock()
-	e := earlyCalls.m[wfID]
-	delete(earlyCalls.m, wfID)
-	earlyCalls.Unlock()
+	e := a.takeEarly(wfID, nil)
 	if e == nil {
 		return own, now
 	}

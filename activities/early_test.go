@@ -11,6 +11,7 @@ import (
 
 	"github.com/lorekb/lore/internal/deps"
 	"github.com/lorekb/lore/internal/llm"
+	"github.com/lorekb/lore/internal/streamhub"
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/testsuite"
 )
@@ -88,7 +89,7 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 }
 
 func TestEarlyCallIsAdoptedWithPiecesInOrder(t *testing.T) {
-	a := &Chat{D: &deps.Deps{}}
+	a := &Chat{D: &deps.Deps{}, Hub: streamhub.New(time.Minute)}
 	m := &gatedModel{words: []string{"a ", "b ", "c"}, gate: make(chan struct{})}
 	req := userRequest("install?")
 	startEarlyWith(a, m, req)
@@ -107,26 +108,22 @@ func TestEarlyCallIsAdoptedWithPiecesInOrder(t *testing.T) {
 	if n := m.calls.Load(); n != 1 {
 		t.Fatalf("the model was called %d times, want 1 (the early call, adopted)", n)
 	}
-	earlyCalls.Lock()
-	left := len(earlyCalls.m)
-	earlyCalls.Unlock()
-	if left != 0 {
-		t.Fatalf("%d early calls left in the registry after adoption", left)
+	if a.takeEarly(testWorkflowID, nil) != nil {
+		t.Fatal("an early call is left on the hub after adoption")
 	}
 }
 
 func TestEarlyCallFinishedBeforeItsRunIsAdopted(t *testing.T) {
-	a := &Chat{D: &deps.Deps{}}
+	a := &Chat{D: &deps.Deps{}, Hub: streamhub.New(time.Minute)}
 	m := &gatedModel{words: []string{"x", "y"}}
 	req := userRequest("q")
 	startEarlyWith(a, m, req)
 	waitFor(t, "the early call to finish", func() bool {
-		earlyCalls.Lock()
-		defer earlyCalls.Unlock()
-		e := earlyCalls.m[testWorkflowID]
+		e := a.takeEarly(testWorkflowID, nil)
 		if e == nil {
 			return false
 		}
+		a.Hub.Park(testWorkflowID, e)
 		e.mu.Lock()
 		defer e.mu.Unlock()
 		return e.done
@@ -162,7 +159,7 @@ func TestEarlyCallIsDiscardedUnlessTheSameFirstCall(t *testing.T) {
 		"tools not offered":    {noTools, userRequest("q"), "scripted"},
 	} {
 		t.Run(name, func(t *testing.T) {
-			a := &Chat{D: &deps.Deps{}}
+			a := &Chat{D: &deps.Deps{}, Hub: streamhub.New(time.Minute)}
 			m := &gatedModel{words: []string{"one"}, gate: make(chan struct{})}
 			startEarlyWith(a, m, userRequest("q"))
 			waitFor(t, "the early call to reach the model", func() bool { return m.calls.Load() == 1 })
@@ -189,22 +186,17 @@ func TestEarlyCallIsDiscardedUnlessTheSameFirstCall(t *testing.T) {
 }
 
 func TestEarlyCallNobodyAdoptsIsCancelled(t *testing.T) {
-	defer func(d time.Duration) { earlyAdoptWithin = d }(earlyAdoptWithin)
-	earlyAdoptWithin = 50 * time.Millisecond
-	a := &Chat{D: &deps.Deps{}}
+	a := &Chat{D: &deps.Deps{}, Hub: streamhub.New(time.Minute), EarlyWithin: 50 * time.Millisecond}
 	m := &gatedModel{words: []string{"never"}, gate: make(chan struct{})}
 	startEarlyWith(a, m, userRequest("q"))
 	waitFor(t, "the unadopted call to be cancelled", func() bool { return m.cancelled.Load() == 1 })
-	earlyCalls.Lock()
-	_, left := earlyCalls.m[testWorkflowID]
-	earlyCalls.Unlock()
-	if left {
+	if a.takeEarly(testWorkflowID, nil) != nil {
 		t.Fatal("the unadopted call is still registered")
 	}
 }
 
 func TestCancelEarlyAndAdopterGoneCancelTheCall(t *testing.T) {
-	a := &Chat{D: &deps.Deps{}}
+	a := &Chat{D: &deps.Deps{}, Hub: streamhub.New(time.Minute)}
 	m := &gatedModel{words: []string{"w"}, gate: make(chan struct{})}
 	startEarlyWith(a, m, userRequest("q"))
 	waitFor(t, "the call to start", func() bool { return m.calls.Load() == 1 })

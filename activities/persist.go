@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"strings"
 
+	"github.com/lorekb/lore/internal/chatevent"
 	"github.com/lorekb/lore/internal/db"
 	"github.com/lorekb/lore/internal/llm"
 	"go.temporal.io/sdk/temporal"
@@ -12,14 +13,7 @@ import (
 
 // KnowledgeSource is one cited document as the knowledge_sources event and
 // the stored final message show it.
-type KnowledgeSource struct {
-	ID          string  `json:"id"`
-	Title       string  `json:"title"`
-	SiteID      int64   `json:"siteId"`
-	DocumentID  int64   `json:"documentId"`
-	Score       float64 `json:"score"`
-	SourceIndex int     `json:"sourceIndex"`
-}
+type KnowledgeSource = chatevent.Source
 
 // PersistInput is a finished turn to store.
 type PersistInput struct {

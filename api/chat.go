@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"github.com/gofiber/fiber/v2"
+	"github.com/lorekb/lore/internal/chatevent"
 	"github.com/lorekb/lore/internal/db"
-	"github.com/lorekb/lore/internal/streamhub"
 	"github.com/lorekb/lore/models"
 	"github.com/lorekb/lore/workflows"
 	enumspb "go.temporal.io/api/enums/v1"
@@ -60,12 +60,8 @@ type ResponseOutput struct {
 	Content []map[string]any `json:"content"`
 }
 
-// ResponseUsage is the token usage of a turn.
-type ResponseUsage struct {
-	InputTokens  int `json:"input_tokens"`
-	OutputTokens int `json:"output_tokens"`
-	TotalTokens  int `json:"total_tokens"`
-}
+// ResponseUsage is the token usage of a turn (as response.completed has it).
+type ResponseUsage = chatevent.Usage
 
 // AttachQuery is the query of the re-attach route.
 type AttachQuery struct {
@@ -171,11 +167,12 @@ func (s *Server) prepareChatTurn(ctx context.Context, t chatTurn) (*startedTurn,
 		MaxIterations: cfg.AgentMaxIterations, MaxEmpty: cfg.AgentMaxConsecutiveEmpty,
 		SummaryTrigger: cfg.AgentSummaryTriggerMsgCount, SummaryKeep: cfg.AgentSummaryKeepLastN, Reply: t.Reply}
 	if s.hub != nil && t.Reply == nil {
-		in.Reader = streamhub.ProcessID // this process reads the turn
+		in.Reader = s.hub.ID // this process reads the turn
 	}
+	early := in.Reader != "" && cfg.ChatEarlyCall
 	wfID := workflows.ChatRunID(t.ThreadID, ts.Session.ID, ts.Turn)
 	launch := func(ctx context.Context) error {
-		if in.Reader != "" {
+		if early {
 			// The run's first model call starts now, while the run starts;
 			// the run adopts it (activities.Early).
 			s.early.Start(wfID, workflows.FirstModelInput(in))
@@ -190,11 +187,11 @@ func (s *Server) prepareChatTurn(ctx context.Context, t chatTurn) (*startedTurn,
 			// timeout is a timer write and delete per turn, which measurably
 			// lengthened the latency tail when many turns start at once.
 			WorkflowIDReusePolicy:                    enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
-			WorkflowExecutionErrorWhenAlreadyStarted: true}, workflows.ChatRun, in)
+			WorkflowExecutionErrorWhenAlreadyStarted: true}, workflows.ChatWorkflowName, in)
 		if err == nil {
 			return nil
 		}
-		if in.Reader != "" {
+		if early {
 			s.early.Cancel(wfID)
 		}
 		err = Unavailable("could not start the chat run: %v", err)
@@ -354,7 +351,7 @@ func (s *Server) collectAnswer(c *fiber.Ctx, st *startedTurn) (*answer, error) {
 	ctx, cancel := context.WithTimeout(c.UserContext(), s.d.Cfg.ChatStreamTimeout()+time.Minute)
 	defer cancel()
 	a := &answer{}
-	if err := s.followRun(ctx, st.WorkflowID, 0, a.add, nil, nil); err != nil {
+	if err := s.followRun(ctx, st.WorkflowID, 0, true, a.add, nil, nil); err != nil {
 		return nil, Unavailable("chat run: %v", err)
 	}
 	return a, nil
@@ -368,18 +365,11 @@ type answer struct {
 }
 
 func (a *answer) add(ev workflows.ChatEvent) {
-	var e struct {
-		Type     string `json:"type"`
-		Delta    string `json:"delta"`
-		Response struct {
-			Usage *ResponseUsage `json:"usage"`
-		} `json:"response"`
-	}
-	_ = json.Unmarshal(ev.Data, &e)
+	e := chatevent.Parse(ev.Data)
 	switch e.Type {
-	case "response.output_text.delta":
+	case chatevent.TypeTextDelta:
 		a.text.WriteString(e.Delta)
-	case "response.completed":
+	case chatevent.TypeCompleted:
 		a.usage = e.Response.Usage
 	}
 }

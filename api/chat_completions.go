@@ -16,6 +16,7 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 	"github.com/google/uuid"
+	"github.com/lorekb/lore/internal/chatevent"
 	"github.com/lorekb/lore/internal/db"
 	"github.com/lorekb/lore/models"
 	"github.com/lorekb/lore/workflows"
@@ -360,20 +361,15 @@ func (ch chunker) chunk(kind string, delta map[string]any, finish any) []byte {
 // written as Python's json.dumps writes them (WIRE §4).
 func completionLine(data []byte, ch chunker, internal bool, usage *map[string]int) []byte {
 	var e struct {
-		Type     string          `json:"type"`
-		Delta    string          `json:"delta"`
-		Tool     string          `json:"tool"`
-		Sources  json.RawMessage `json:"sources"`
-		Trace    json.RawMessage `json:"trace"`
-		Response struct {
-			Usage map[string]int `json:"usage"`
-		} `json:"response"`
+		chatevent.Parsed
+		Sources json.RawMessage `json:"sources"`
+		Trace   json.RawMessage `json:"trace"`
 	}
 	if json.Unmarshal(data, &e) != nil {
 		return nil
 	}
 	switch e.Type {
-	case "response.output_text.delta":
+	case chatevent.TypeTextDelta:
 		switch {
 		case e.Delta == workflows.TimeoutNotice:
 			return ch.chunk("timeout", map[string]any{"content": e.Delta}, "stop")
@@ -381,9 +377,10 @@ func completionLine(data []byte, ch chunker, internal bool, usage *map[string]in
 			return ch.chunk("error", map[string]any{"content": e.Delta}, "stop")
 		}
 		return ch.chunk("", map[string]any{"content": e.Delta}, nil)
-	case "response.completed":
-		u := e.Response.Usage
-		*usage = map[string]int{"prompt_tokens": u["input_tokens"], "completion_tokens": u["output_tokens"], "total_tokens": u["total_tokens"]}
+	case chatevent.TypeCompleted:
+		if u := e.Response.Usage; u != nil {
+			*usage = map[string]int{"prompt_tokens": u.InputTokens, "completion_tokens": u.OutputTokens, "total_tokens": u.TotalTokens}
+		}
 	}
 	if !internal {
 		return nil
@@ -392,18 +389,18 @@ func completionLine(data []byte, ch chunker, internal bool, usage *map[string]in
 	_ = json.Unmarshal(data, &raw)
 	var out []kv
 	switch e.Type {
-	case "response.tool_call.started":
+	case chatevent.TypeToolCallStarted:
 		out = []kv{{"status", json.RawMessage(`"tool_calling"`)}, {"tool", raw["tool"]}}
-	case "response.tool_call.completed":
+	case chatevent.TypeToolCallCompleted:
 		out = []kv{{"status", json.RawMessage(`"tool_completed"`)}}
 		for _, k := range []string{"tool", "tool_call_id", "chunk_count", "elapsed_ms"} {
 			if v, ok := raw[k]; ok {
 				out = append(out, kv{k, v})
 			}
 		}
-	case "response.knowledge_sources":
+	case chatevent.TypeKnowledgeSources:
 		out = []kv{{"sources", e.Sources}}
-	case "response.pipeline_trace":
+	case chatevent.TypePipelineTrace:
 		out = []kv{{"pipeline_trace", e.Trace}}
 	default:
 		return nil

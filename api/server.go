@@ -59,7 +59,7 @@ func New(d *deps.Deps) *Server {
 	s.siteRows = memo.TTL[int64, *models.Site]{Keep: siteRowTTL, Max: 10000}
 	s.tenantSlugs = memo.TTL[string, int64]{Keep: tenantSlugTTL, Max: 10000}
 	if d.Cfg.RunWorker {
-		s.hub = streamhub.Default
+		s.hub = d.Hub
 		s.early = activities.Early{Chat: &activities.Chat{D: d, Hub: s.hub}}
 	}
 	cfg := fiber.Config{

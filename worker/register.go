@@ -5,7 +5,6 @@ import (
 
 	"github.com/lorekb/lore/activities"
 	"github.com/lorekb/lore/internal/deps"
-	"github.com/lorekb/lore/internal/streamhub"
 	"github.com/lorekb/lore/workflows"
 	"go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
@@ -19,14 +18,14 @@ func register(ctx context.Context, w worker.Worker, d *deps.Deps) error {
 	w.RegisterWorkflow(workflows.RemoveDocumentVectors)
 	w.RegisterWorkflow(workflows.DeleteSite)
 	// The chat run publishes its events to this process's hub as well.
-	w.RegisterWorkflowWithOptions(workflows.ChatRunner{Hub: streamhub.Default, Process: streamhub.ProcessID}.Run,
-		workflow.RegisterOptions{Name: "ChatRun"})
+	w.RegisterWorkflowWithOptions(workflows.ChatWorkflow{Hub: d.Hub}.Run,
+		workflow.RegisterOptions{Name: workflows.ChatWorkflowName})
 	w.RegisterWorkflow(workflows.KefuSync)
 	w.RegisterActivity(&activities.Vectorize{D: d})
 	w.RegisterActivity(&activities.Sites{D: d})
-	w.RegisterActivity(&activities.Chat{D: d, Hub: streamhub.Default})
+	w.RegisterActivity(&activities.Chat{D: d, Hub: d.Hub})
 	// Messenger's methods register under their names, DeliverReply among
-	// them (the name the chat run calls); one value shares the API clients.
+	// them; one value shares the API clients.
 	w.RegisterActivity(&activities.Messenger{D: d})
 	return nil
 }

@@ -1,26 +1,17 @@
 package workflows
 
 import (
-	"encoding/json"
 	"errors"
 	"sort"
 	"strconv"
 	"time"
 
 	"github.com/lorekb/lore/activities"
+	"github.com/lorekb/lore/internal/chatevent"
 	"github.com/lorekb/lore/internal/llm"
 	"github.com/lorekb/lore/internal/streamhub"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
-)
-
-// Names of the chat run's read side.
-const (
-	// UpdateWaitEvents long-polls the event log: it returns the events after
-	// the given sequence number as soon as there are any (or the run is done).
-	UpdateWaitEvents = "wait_events"
-	// QueryEvents reads the event log without waiting (also after the run closed).
-	QueryEvents = "events"
 )
 
 // TimeoutNotice ends a stream that exceeded CHAT_STREAM_TIMEOUT_SECONDS.
@@ -49,7 +40,7 @@ type ChatRunInput struct {
 	SummaryTrigger int
 	SummaryKeep    int
 	Reply          *ReplyTarget // messenger channel to deliver the answer to
-	// Reader is the streamhub.ProcessID of the API process that streams the
+	// Reader is the streamhub.Hub.ID of the API process that streams the
 	// turn (empty: none). A worker in that same process runs the model calls
 	// as local activities: the whole agent loop then stays in one workflow
 	// task, with no round trip to the server between the model calls and the
@@ -57,33 +48,9 @@ type ChatRunInput struct {
 	Reader string
 }
 
-// ReplyTarget says where a messenger answer goes.
-type ReplyTarget struct {
-	Channel  string // wecom_kefu | wecom_app
-	SiteID   int64
-	ToUser   string // app: user id; kefu: external user id
-	OpenKfID string
-	AgentID  string
-}
-
-// ChatEvent is one numbered event of the log; Data is the SSE payload.
-type ChatEvent struct {
-	Seq    int             `json:"seq"`
-	Data   json.RawMessage `json:"data"`
-	Origin string          `json:"origin,omitempty"` // the hub key of an activity's event
-}
-
-// WaitArgs is the argument of UpdateWaitEvents.
-type WaitArgs struct {
-	From    int  // last sequence number the reader has
-	OwnOnly bool // wake only for events the workflow emits itself (or after a second)
-}
-
-// EventsPage is a slice of the log after a sequence number.
-type EventsPage struct {
-	Events []ChatEvent
-	Done   bool
-}
+// ReplyTarget says where a messenger answer goes (the DeliverReply
+// activity's own type).
+type ReplyTarget = activities.ReplyTarget
 
 // ChatRunResult summarises a finished turn.
 type ChatRunResult struct {
@@ -121,7 +88,9 @@ var (
 	}
 )
 
-type chatRun struct {
+// turnState is the state of one run of ChatWorkflow: the decisions and the
+// event log.
+type turnState struct {
 	ctx      workflow.Context
 	hub      *streamhub.Hub
 	local    bool  // model calls run as local activities
@@ -150,59 +119,36 @@ type chatRun struct {
 	textMs  int64
 }
 
-// ChatRunner is the chat run of a worker process: with Hub set, the run
-// publishes its own events there too (the activities publish theirs), so a
-// reader in the same process sees each event the moment it exists.
-type ChatRunner struct {
-	Hub     *streamhub.Hub
-	Process string // streamhub.ProcessID of the worker's process
+// ChatWorkflowName is the name ChatWorkflow.Run is registered under (and the
+// workflow type of every chat turn in Temporal, kept for running turns).
+const ChatWorkflowName = "ChatRun"
+
+// ChatWorkflow is the chat run: one turn of the agent. Hub is the worker
+// process's hub (nil in tests and replays): the run publishes its own events
+// there too, and runs its model calls as local activities that publish
+// theirs, when the turn's reader is in this process (Hub.ID ==
+// ChatRunInput.Reader), so that reader sees each event the moment it exists.
+type ChatWorkflow struct {
+	Hub *streamhub.Hub
 }
 
-// ChatRun is the run of a worker without a hub (tests, other processes).
-func ChatRun(ctx workflow.Context, in ChatRunInput) (ChatRunResult, error) {
-	return ChatRunner{}.Run(ctx, in)
-}
-
-// Run runs one turn of the agent: the event log is the source of truth of
-// what the client sees; activities feed it by signal (or with their results),
-// readers drain it by update (long-poll) or query.
-func (c ChatRunner) Run(ctx workflow.Context, in ChatRunInput) (ChatRunResult, error) {
-	r := &chatRun{ctx: ctx, hub: c.Hub, in: in, offset: in.SourceOffset, seenDoc: map[int64]bool{}, elapsed: map[string]int64{}}
+// Run runs one turn: the event log is the source of truth of what the client
+// sees; activities feed it with their results (and, scheduled ones, by
+// signal), readers drain it by update (long-poll) or query.
+func (w ChatWorkflow) Run(ctx workflow.Context, in ChatRunInput) (ChatRunResult, error) {
+	r := &turnState{ctx: ctx, hub: w.Hub, in: in, offset: in.SourceOffset, seenDoc: map[int64]bool{}, elapsed: map[string]int64{}}
 	if in.Reader != "" {
 		// Recorded, so a replay on another worker keeps the choice.
 		if err := workflow.SideEffect(ctx, func(workflow.Context) any {
-			return c.Hub != nil && c.Process == in.Reader
+			return w.Hub != nil && w.Hub.ID == in.Reader
 		}).Get(&r.local); err != nil {
 			return ChatRunResult{}, err
 		}
 	}
-	if err := workflow.SetQueryHandler(ctx, QueryEvents, func(from int) (EventsPage, error) { return r.page(from), nil }); err != nil {
+	if err := r.serveLog(); err != nil {
 		return ChatRunResult{}, err
 	}
-	if err := workflow.SetUpdateHandler(ctx, UpdateWaitEvents, func(uctx workflow.Context, w WaitArgs) (EventsPage, error) {
-		if w.OwnOnly {
-			// The reader gets activity events from the in-process hub: wake
-			// it for the workflow's own events, or at least every second (so
-			// a model call on another process still streams).
-			_, _ = workflow.AwaitWithTimeout(uctx, time.Second, func() bool { return r.hasOwnAfter(w.From) || r.done })
-		} else {
-			_, _ = workflow.AwaitWithTimeout(uctx, 5*time.Second, func() bool { return len(r.events) > w.From || r.done })
-		}
-		return r.page(w.From), nil
-	}); err != nil {
-		return ChatRunResult{}, err
-	}
-	r.sig = workflow.GetSignalChannel(ctx, activities.SignalEvents)
-	workflow.Go(ctx, func(gctx workflow.Context) {
-		for {
-			var b activities.EventBatch
-			if !r.sig.Receive(gctx, &b) {
-				return
-			}
-			r.accept(b)
-		}
-	})
-	r.emit(map[string]any{"type": "response.created", "response": map[string]any{"id": in.ThreadID, "object": "response", "status": "in_progress"}})
+	r.emit(chatevent.NewCreated(in.ThreadID))
 
 	timeout := in.timeout()
 	r.deadline = in.StartedAtMs + timeout.Milliseconds()
@@ -242,7 +188,8 @@ func (c ChatRunner) Run(ctx workflow.Context, in ChatRunInput) (ChatRunResult, e
 	r.finish(dctx)
 	r.persist(dctx)
 	if in.Reply != nil && waitErr == nil {
-		_ = workflow.ExecuteActivity(workflow.WithActivityOptions(dctx, shortOptions), "DeliverReply", *in.Reply, r.final).Get(dctx, nil)
+		var m *activities.Messenger
+		_ = workflow.ExecuteActivity(workflow.WithActivityOptions(dctx, shortOptions), m.DeliverReply, *in.Reply, r.final).Get(dctx, nil)
 	}
 	// Summarization (rule 2) looks at the messages after the last summary,
 	// never more than the thread holds: a short thread skips the step.
@@ -272,7 +219,7 @@ func modelInput(in ChatRunInput, turn []activities.TurnMessage, offerTools bool,
 	return activities.ModelTurnInput{
 		ThreadID: in.ThreadID, TenantID: in.TenantID, Model: in.Model, Temperature: in.Temperature,
 		Instructions: in.Instructions, Turn: turn, OfferTools: offerTools, StartedAtMs: in.StartedAtMs,
-		SeqBase: seqBase, DeadlineMs: in.StartedAtMs + in.timeout().Milliseconds(), Reader: in.Reader,
+		SeqBase: seqBase, DeadlineMs: in.StartedAtMs + in.timeout().Milliseconds(),
 	}
 }
 
@@ -287,7 +234,7 @@ func FirstModelInput(in ChatRunInput) activities.ModelTurnInput {
 // stage (even above the iteration limit, where a force-stop instruction is
 // injected), otherwise the run ends; summarization (rule 2) runs after the
 // turn is stored.
-func (r *chatRun) agent(ctx workflow.Context) {
+func (r *turnState) agent(ctx workflow.Context) {
 	var a *activities.Chat
 	iteration, empty := 0, 0
 	seen := map[string]bool{}
@@ -386,7 +333,7 @@ func (r *chatRun) agent(ctx workflow.Context) {
 
 // runTools runs the turn's tool calls in parallel and emits each
 // tool_call.completed as its call finishes, with that call's own elapsed time.
-func (r *chatRun) runTools(ctx workflow.Context, calls []llm.ToolCall) []activities.SearchResult {
+func (r *turnState) runTools(ctx workflow.Context, calls []llm.ToolCall) []activities.SearchResult {
 	var a *activities.Chat
 	results := make([]activities.SearchResult, len(calls))
 	sel := workflow.NewSelector(ctx)
@@ -420,35 +367,31 @@ func (r *chatRun) runTools(ctx workflow.Context, calls []llm.ToolCall) []activit
 	return results
 }
 
-func (r *chatRun) toolCompleted(tc llm.ToolCall, res activities.SearchResult) {
+func (r *turnState) toolCompleted(tc llm.ToolCall, res activities.SearchResult) {
 	r.elapsed[tc.ID] = res.ElapsedMS
-	ev := map[string]any{"type": "response.tool_call.completed", "tool": tc.Name, "tool_call_id": tc.ID, "chunk_count": res.ChunkCount}
+	ev := chatevent.ToolCallCompleted{Tool: tc.Name, ToolCallID: tc.ID, ChunkCount: res.ChunkCount}
 	if r.in.ShowTrace {
-		ev["elapsed_ms"] = res.ElapsedMS
+		ev.ElapsedMS = &res.ElapsedMS
 	}
 	r.emit(ev)
 }
 
 // finish appends the closing events: sources, trace, completed with usage.
-func (r *chatRun) finish(ctx workflow.Context) {
+func (r *turnState) finish(ctx workflow.Context) {
 	if len(r.sources) > 0 {
 		sort.SliceStable(r.sources, func(i, j int) bool { return r.sources[i].SourceIndex < r.sources[j].SourceIndex })
-		r.emit(map[string]any{"type": "response.knowledge_sources", "sources": r.sources})
+		r.emit(chatevent.KnowledgeSources{Sources: r.sources})
 	}
 	if r.in.ShowTrace {
 		total := float64(workflow.Now(ctx).UnixMilli() - r.in.StartedAtMs)
-		r.emit(map[string]any{"type": "response.pipeline_trace", "trace": map[string]any{
-			"ttfb": float64(r.firstMs), "first_token": float64(r.textMs), "total": total}})
+		r.emit(chatevent.PipelineTrace{Trace: chatevent.Trace{TTFB: float64(r.firstMs), FirstToken: float64(r.textMs), Total: total}})
 	}
-	r.emit(map[string]any{"type": "response.completed", "response": map[string]any{
-		"id": r.in.ThreadID, "object": "response", "status": "completed",
-		"usage": map[string]int{"input_tokens": r.usage.InputTokens, "output_tokens": r.usage.OutputTokens,
-			"total_tokens": r.usage.InputTokens + r.usage.OutputTokens}}})
+	r.emit(chatevent.NewCompleted(r.in.ThreadID, chatevent.NewUsage(r.usage.InputTokens, r.usage.OutputTokens)))
 	r.done = true
 }
 
 // persist stores the assistant side of the turn.
-func (r *chatRun) persist(ctx workflow.Context) {
+func (r *turnState) persist(ctx workflow.Context) {
 	var a *activities.Chat
 	extra := map[string]any{"usage_metadata": map[string]int{"input_tokens": r.usage.InputTokens,
 		"output_tokens": r.usage.OutputTokens, "total_tokens": r.usage.InputTokens + r.usage.OutputTokens}}
@@ -495,81 +438,4 @@ func answeredOnly(turn []activities.TurnMessage) []activities.TurnMessage {
 		out = append(out, m)
 	}
 	return out
-}
-
-func (r *chatRun) emit(payload map[string]any) {
-	b, _ := json.Marshal(payload)
-	ev := ChatEvent{Seq: len(r.events) + 1, Data: b}
-	r.events = append(r.events, ev)
-	if r.hub != nil && !workflow.IsReplaying(r.ctx) {
-		// Like a log line: the hub never feeds back into the run's state.
-		r.hub.Publish(workflow.GetInfo(r.ctx).WorkflowExecution.ID, streamhub.Event{Seq: ev.Seq, Data: b})
-	}
-}
-
-func (r *chatRun) emitText(t string) {
-	r.emit(map[string]any{"type": "response.output_text.delta", "delta": t})
-}
-
-// errRetriedMidStream ends a turn whose model call was retried after an
-// earlier attempt had streamed part of its answer.
-const errRetriedMidStream = "the model call was interrupted after part of its answer was streamed"
-
-// accept appends an activity's batch to the log in arrival order; a batch of
-// another attempt than the one already in the log is dropped (see stale).
-func (r *chatRun) accept(b activities.EventBatch) {
-	if len(b.Events) == 0 {
-		return
-	}
-	if r.attempt != 0 && b.Attempt != r.attempt {
-		r.stale = true
-		return
-	}
-	r.attempt = b.Attempt
-	for i, e := range b.Events {
-		ev := ChatEvent{Seq: len(r.events) + 1, Data: e}
-		if i < len(b.Origins) {
-			ev.Origin = b.Origins[i]
-		}
-		r.events = append(r.events, ev)
-		var d struct {
-			Type  string `json:"type"`
-			Delta string `json:"delta"`
-		}
-		if json.Unmarshal(e, &d) == nil && d.Type == "response.output_text.delta" {
-			r.partial += d.Delta
-		}
-	}
-}
-
-// drain takes batches that arrived before an activity completed, so the
-// workflow's own next events come after them.
-func (r *chatRun) drain() {
-	for {
-		var b activities.EventBatch
-		if !r.sig.ReceiveAsync(&b) {
-			return
-		}
-		r.accept(b)
-	}
-}
-
-func (r *chatRun) hasOwnAfter(from int) bool {
-	for i := max(from, 0); i < len(r.events); i++ {
-		if r.events[i].Origin == "" {
-			return true
-		}
-	}
-	return false
-}
-
-func (r *chatRun) page(from int) EventsPage {
-	if from < 0 {
-		from = 0
-	}
-	p := EventsPage{Done: r.done}
-	if from < len(r.events) {
-		p.Events = r.events[from:]
-	}
-	return p
 }

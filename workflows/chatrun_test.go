@@ -33,8 +33,8 @@ func toolCall(id string) llm.Message {
 // (the last one repeats) and records every input it got.
 type chatEnv struct {
 	env        *testsuite.TestWorkflowEnvironment
-	runner     *ChatRunner // nil: the hub-less ChatRun
-	local      []bool      // per model call: ran as a local activity
+	hub        *streamhub.Hub // the worker's hub (nil: none)
+	local      []bool         // per model call: ran as a local activity
 	inputs     []activities.ModelTurnInput
 	searches   []activities.SearchInput
 	persist    *activities.PersistInput
@@ -77,12 +77,7 @@ func newChatEnv(t *testing.T, script []llm.Message, search func(in activities.Se
 
 func (ce *chatEnv) run(t *testing.T, in ChatRunInput) []string {
 	t.Helper()
-	if ce.runner != nil {
-		ce.env.RegisterWorkflowWithOptions(ce.runner.Run, workflow.RegisterOptions{Name: "ChatRun"})
-		ce.env.ExecuteWorkflow("ChatRun", in)
-	} else {
-		ce.env.ExecuteWorkflow(ChatRun, in)
-	}
+	executeChat(ce.env, ce.hub, in)
 	if err := ce.env.GetWorkflowError(); err != nil {
 		t.Fatal(err)
 	}
@@ -109,6 +104,12 @@ func (ce *chatEnv) run(t *testing.T, in ChatRunInput) []string {
 		types = append(types, x.Type)
 	}
 	return types
+}
+
+// executeChat runs ChatWorkflow with the worker's hub (or none) in env.
+func executeChat(env *testsuite.TestWorkflowEnvironment, hub *streamhub.Hub, in ChatRunInput) {
+	env.RegisterWorkflowWithOptions(ChatWorkflow{Hub: hub}.Run, workflow.RegisterOptions{Name: ChatWorkflowName})
+	env.ExecuteWorkflow(ChatWorkflowName, in)
 }
 
 func found(in activities.SearchInput) activities.SearchResult {
@@ -281,7 +282,7 @@ func runModel(t *testing.T, model func(*testsuite.TestWorkflowEnvironment, conte
 		return activities.PersistResult{Messages: 2}, nil
 	})
 	env.OnActivity(a.Summarize, mock.Anything, mock.Anything).Return(false, nil)
-	env.ExecuteWorkflow(ChatRun, chatInput())
+	executeChat(env, nil, chatInput())
 	if err := env.GetWorkflowError(); err != nil {
 		t.Fatal(err)
 	}
@@ -318,7 +319,8 @@ func TestChatLocalReaderRunsModelCallsLocallyAndPublishesOwnEvents(t *testing.T)
 	}{{"proc-a", true}, {"proc-b", false}, {"", false}} {
 		ce := newChatEnv(t, []llm.Message{toolCall("c1"), {Role: "assistant", Content: "Answer [1]"}}, found)
 		hub := streamhub.New(time.Minute)
-		ce.runner = &ChatRunner{Hub: hub, Process: "proc-a"}
+		hub.ID = "proc-a"
+		ce.hub = hub
 		ce.env.SetStartWorkflowOptions(client.StartWorkflowOptions{ID: "chat-hub-test"})
 		in := chatInput()
 		in.ThreadID = "auto-local-" + tc.reader

@@ -131,7 +131,7 @@ func startKefuRun(ctx workflow.Context, t activities.KefuTurn) {
 		WorkflowIDReusePolicy:    enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
 		ParentClosePolicy:        enumspb.PARENT_CLOSE_POLICY_ABANDON,
 	})
-	f := workflow.ExecuteChildWorkflow(cctx, ChatRun, in)
+	f := workflow.ExecuteChildWorkflow(cctx, ChatWorkflowName, in)
 	if err := f.GetChildWorkflowExecution().Get(ctx, nil); err != nil {
 		workflow.GetLogger(ctx).Error("kefu chat run not started", "thread_id", t.ThreadID, "turn", t.Turn, "err", err)
 	}

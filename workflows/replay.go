@@ -9,5 +9,5 @@ import (
 // replayer, the way a worker registers it (without a hub: replay publishes
 // nothing), for the replay tests of recorded chat histories.
 func RegisterChatReplay(r worker.WorkflowReplayer) {
-	r.RegisterWorkflowWithOptions(ChatRunner{}.Run, workflow.RegisterOptions{Name: "ChatRun"})
+	r.RegisterWorkflowWithOptions(ChatWorkflow{}.Run, workflow.RegisterOptions{Name: ChatWorkflowName})
 }

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"sync"
+	"time"
 
 	"github.com/lorekb/lore/internal/blob"
 	"github.com/lorekb/lore/internal/cache"
@@ -16,6 +17,7 @@ import (
 	"github.com/lorekb/lore/internal/config"
 	"github.com/lorekb/lore/internal/db"
 	"github.com/lorekb/lore/internal/memo"
+	"github.com/lorekb/lore/internal/streamhub"
 	"github.com/lorekb/lore/internal/telemetry"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/interceptor"
@@ -31,10 +33,13 @@ type Deps struct {
 	Temporal client.Client // nil when TEMPORAL_ADDRESS=none
 	Blob     blob.Store
 	Metrics  *telemetry.Metrics
-	closeMu  sync.Mutex // guards closers: stores register theirs as they open
-	closers  []func()
-	models   modelCache
-	vectors  vectorStores
+	// Hub is this process's chat stream hub, shared by its API and its
+	// worker (see streamhub): built once here, passed to both.
+	Hub     *streamhub.Hub
+	closeMu sync.Mutex // guards closers: stores register theirs as they open
+	closers []func()
+	models  modelCache
+	vectors vectorStores
 	// aiConfigs holds each tenant's ai-config briefly (see AIConfig).
 	aiConfigs memo.TTL[int64, AIConfig]
 }
@@ -48,7 +53,7 @@ func NewLogger(cfg *config.Config) *slog.Logger {
 
 // Open connects the database (and migrates it), the cache and Temporal.
 func Open(ctx context.Context, cfg *config.Config, log *slog.Logger) (*Deps, error) {
-	d := &Deps{Cfg: cfg, Log: log, Metrics: telemetry.New()}
+	d := &Deps{Cfg: cfg, Log: log, Metrics: telemetry.New(), Hub: streamhub.New(2 * time.Minute)}
 	d.aiConfigs = memo.TTL[int64, AIConfig]{Keep: aiConfigTTL, Max: 10000}
 	dsn := cfg.DatabaseURL
 	if dsn == "" {

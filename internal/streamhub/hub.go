@@ -1,10 +1,15 @@
-// Package streamhub is the fast side channel of chat streaming: when the
-// worker and the API share a process (the default `lore serve`), the model
-// activity publishes each event here the moment it has it, and the API's SSE
-// writer receives it without a round trip through the workflow engine. The
-// ChatRun workflow's event log stays the source of truth: every event also
-// reaches the log by signal, the API merges both by each event's origin key,
-// and a reader without the hub (another process, a reconnect) reads the log.
+// Package streamhub is the in-process meeting point of a chat run's reader
+// (the API's SSE writer) and its worker, when both are in one process (the
+// default `lore serve`): the run and its model calls, which then run as
+// local activities, publish each event here the moment it exists, with its
+// log sequence number, and the reader of that run reads only the hub. The
+// run's event log in Temporal stays the source of truth: every event also
+// reaches it (a model call's with its result), and every other reader (a
+// reconnect elsewhere, a run whose worker is in another process) reads the
+// log only. The hub also carries, per run, the reader's cancellation to the
+// model call and the API's early model call to the run's first ModelTurn.
+//
+// A process builds one Hub (deps.Open) and passes it to its API and worker.
 package streamhub
 
 import (
@@ -24,6 +29,10 @@ type Event struct {
 
 // Hub holds the recent events of each run in memory.
 type Hub struct {
+	// ID names the hub's process: the API puts it in the chat runs it
+	// starts (ChatRunInput.Reader), and a worker whose hub has that ID knows
+	// the reader shares its hub.
+	ID    string
 	mu    sync.Mutex
 	runs  map[string]*run
 	ttl   time.Duration
@@ -37,23 +46,15 @@ type run struct {
 	cancel    chan struct{} // closed by Cancel
 	cancelled bool
 	last      time.Time
-}
-
-// Default is the process-wide hub shared by the worker and the API.
-var Default = New(2 * time.Minute)
-
-// ProcessID names this process: the API puts it in the chat runs it starts,
-// and a worker that finds its own there knows the reader shares its hub.
-var ProcessID = newProcessID()
-
-func newProcessID() string {
-	b := make([]byte, 8)
-	_, _ = rand.Read(b)
-	return hex.EncodeToString(b)
+	parked    any // see Park
 }
 
 // New returns a hub that forgets a run ttl after its last event.
-func New(ttl time.Duration) *Hub { return &Hub{runs: map[string]*run{}, ttl: ttl} }
+func New(ttl time.Duration) *Hub {
+	b := make([]byte, 8)
+	_, _ = rand.Read(b)
+	return &Hub{ID: hex.EncodeToString(b), runs: map[string]*run{}, ttl: ttl}
+}
 
 func (h *Hub) get(key string) *run {
 	r := h.runs[key]
@@ -159,4 +160,29 @@ func (h *Hub) Local(key string) bool {
 	defer h.mu.Unlock()
 	r := h.runs[key]
 	return r != nil && r.local
+}
+
+// Park leaves v with the run for its worker to Take (the API's early model
+// call, see activities.Early) and returns what was parked before, if any.
+func (h *Hub) Park(key string, v any) (old any) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	r := h.get(key)
+	old, r.parked = r.parked, v
+	r.last = time.Now()
+	return old
+}
+
+// Take removes and returns what is parked with the run; with want non-nil,
+// only if it is want (nil otherwise).
+func (h *Hub) Take(key string, want any) any {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	r := h.runs[key]
+	if r == nil || r.parked == nil || want != nil && r.parked != want {
+		return nil
+	}
+	v := r.parked
+	r.parked = nil
+	return v
 }
