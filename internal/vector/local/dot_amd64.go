@@ -22,3 +22,19 @@ func dot(a, b []float32) float32 {
 	}
 	return dotGeneric(a, b)
 }
+
+// dotI8AVX2 returns the dot product of n int8 codes at a with n int16 values
+// at q; n must be a multiple of 64.
+//
+//go:noescape
+func dotI8AVX2(a *int8, q *int16, n int) int32
+
+// dotI8 returns the dot product of the codes a and the query q (same
+// length).
+func dotI8(a []int8, q []int16) int32 {
+	if useAVX2 && len(a)%64 == 0 && len(a) > 0 {
+		_ = q[len(a)-1]
+		return dotI8AVX2(&a[0], &q[0], len(a))
+	}
+	return dotI8Generic(a, q)
+}

@@ -35,6 +35,10 @@ type site struct {
 	rows []*record
 	vecs []float32 // len(rows)*dim normalised floats, row-major
 	kw   keywordIndex
+	// ann is the approximate index, present while the site has at least
+	// annCfg.minRows rows (ivf.go); nil means searches scan exactly.
+	ann    *ivf
+	annCfg *annConfig
 }
 
 // add appends r with its normalised vector.
@@ -43,12 +47,22 @@ func (s *site) add(r *record, vec []float32) {
 	s.rows = append(s.rows, r)
 	s.vecs = append(s.vecs, vec...)
 	s.kw.add(r)
+	switch {
+	case s.ann != nil:
+		s.ann.add(r.row, vec, s.vecs)
+	case s.annCfg != nil && len(s.rows) >= s.annCfg.minRows:
+		s.ann = newIVF(s.vecs, len(s.rows), len(vec), s.annCfg)
+	}
 }
 
 // remove deletes r by moving the last row into its place, keeping the vector
 // array dense so scans touch only live chunks.
 func (s *site) remove(r *record, dim int) {
 	last := len(s.rows) - 1
+	if s.ann != nil {
+		s.ann.remove(r.row, s.vecs[r.row*dim:(r.row+1)*dim])
+		s.ann.move(last, r.row)
+	}
 	if r.row != last {
 		moved := s.rows[last]
 		s.rows[r.row] = moved
@@ -64,6 +78,9 @@ func (s *site) remove(r *record, dim int) {
 		s.vecs = append([]float32(nil), s.vecs...)
 	}
 	s.kw.remove(r)
+	if s.ann != nil && len(s.rows) < s.annCfg.minRows/2 {
+		s.ann = nil
+	}
 }
 
 // candidate is a scored row.
@@ -139,6 +156,9 @@ func (s *site) scan(q []float32, dim, k int, threshold float32, maxWorkers int) 
 	if n == 0 || k <= 0 {
 		return nil
 	}
+	if s.ann != nil {
+		return s.ann.search(s, q, k, threshold, s.annCfg.budget(n, k), maxWorkers)
+	}
 	workers := min(maxWorkers, (n+rowsPerWorker-1)/rowsPerWorker)
 	workers = max(workers, 1)
 	heaps := make([]topK, workers)
@@ -158,6 +178,12 @@ func (s *site) scan(q []float32, dim, k int, threshold float32, maxWorkers int) 
 		}()
 	}
 	wg.Wait()
+	return s.best(heaps, k)
+}
+
+// best merges per-worker heaps into the k best candidates, best first (ties
+// by chunk ID, so results do not depend on the split).
+func (s *site) best(heaps []topK, k int) []candidate {
 	var all []candidate
 	for _, h := range heaps {
 		all = append(all, h.heap...)

@@ -58,6 +58,7 @@ type Store struct {
 	byID    map[string]*record
 	byDoc   map[int64]map[string]*record
 	workers int
+	ann     annConfig // when and how large sites are indexed (ivf.go)
 }
 
 var _ vector.Store = (*Store)(nil)
@@ -66,6 +67,11 @@ var _ vector.Store = (*Store)(nil)
 // needed, for vectors of dim dimensions. Opening an existing store with a
 // different dimension fails with vector.ErrDimension.
 func Open(dir string, dim int) (*Store, error) {
+	return open(dir, dim, defaultANN)
+}
+
+// open is Open with the index settings (tests use small ones).
+func open(dir string, dim int, ann annConfig) (*Store, error) {
 	if dim <= 0 {
 		return nil, fmt.Errorf("local vector store: dimension must be positive, got %d", dim)
 	}
@@ -85,6 +91,7 @@ func Open(dir string, dim int) (*Store, error) {
 		byID:         make(map[string]*record),
 		byDoc:        make(map[int64]map[string]*record),
 		workers:      defaultWorkers(),
+		ann:          ann,
 	}
 	if err := s.load(); err != nil {
 		unlockDir(lock)
@@ -96,10 +103,16 @@ func Open(dir string, dim int) (*Store, error) {
 // load restores the state from the snapshot and the log, then starts the log
 // for new writes.
 func (s *Store) load() error {
+	// Sites get their indexes in one pass once the snapshot is in
+	// (ivfpersist.go), not row by row while it loads.
+	ann := s.ann
+	s.ann.minRows = math.MaxInt
 	gen, snapLen, ok, err := s.readSnapshot()
+	s.ann = ann
 	if err != nil {
 		return err
 	}
+	s.restoreIndexes(gen)
 	s.gen, s.snapLen = gen, snapLen
 	name := walName(gen)
 	path := filepath.Join(s.dir, name)
@@ -156,6 +169,10 @@ func (s *Store) compactLocked() error {
 	next := s.gen + 1
 	s.mu.RLock()
 	size, err := s.writeSnapshot(next)
+	if err == nil {
+		// A cache for the next open; without it the indexes are rebuilt.
+		_ = s.saveIndexes(next)
+	}
 	s.mu.RUnlock()
 	if err != nil {
 		return fmt.Errorf("local vector store: write snapshot: %w", err)
@@ -417,7 +434,7 @@ func (s *Store) applyUpsert(chunks []vector.Chunk) {
 		}
 		st := s.sites[c.SiteID]
 		if st == nil {
-			st = &site{}
+			st = &site{annCfg: &s.ann}
 			s.sites[c.SiteID] = st
 		}
 		st.add(r, c.Vector)
