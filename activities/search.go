@@ -134,7 +134,8 @@ func (a *Chat) recall(ctx context.Context, in SearchInput, query string) ([]vect
 	if err != nil {
 		return nil, err
 	}
-	ctx = vector.AllowStale(ctx)
+	ctx, cancel := context.WithCancel(vector.AllowStale(ctx))
+	defer cancel()
 	k := min(cfg.RAGRecallK, cfg.RAGRecallMax)
 	type keywordResult struct {
 		hits []vector.Hit
@@ -146,10 +147,12 @@ func (a *Chat) recall(ctx context.Context, in SearchInput, query string) ([]vect
 		keyword <- keywordResult{hits, err}
 	}()
 	dense, err := a.denseRecall(ctx, emb, store, in.SiteID, query, k)
-	sparse := <-keyword
 	if err != nil {
+		cancel() // the keyword half is of no use now
+		<-keyword
 		return nil, err
 	}
+	sparse := <-keyword
 	if sparse.err != nil {
 		return nil, sparse.err
 	}

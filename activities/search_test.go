@@ -3,14 +3,17 @@ package activities
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/lorekb/lore/internal/config"
 	"github.com/lorekb/lore/internal/deps"
+	"github.com/lorekb/lore/internal/vector"
 	"github.com/lorekb/lore/models"
 	"go.temporal.io/sdk/testsuite"
 )
@@ -193,4 +196,57 @@ func TestSearchRetrieval(t *testing.T) {
 			t.Fatalf("formatted result:\n%s", text)
 		}
 	})
+}
+
+// meetingStore lets a dense and a keyword search through only when both
+// are under way at once, and records whether they allowed stale reads.
+type meetingStore struct {
+	vector.Store
+	dense, keyword chan struct{}
+	stale          chan bool
+}
+
+func (m *meetingStore) meet(mine, other chan struct{}) error {
+	close(mine)
+	select {
+	case <-other:
+		return nil
+	case <-time.After(5 * time.Second):
+		return errors.New("the dense and keyword searches did not run at the same time")
+	}
+}
+
+func (m *meetingStore) Search(ctx context.Context, site int64, vec []float32, k int, th float32) ([]vector.Hit, error) {
+	m.stale <- vector.StaleAllowed(ctx)
+	if err := m.meet(m.dense, m.keyword); err != nil {
+		return nil, err
+	}
+	return m.Store.Search(ctx, site, vec, k, th)
+}
+
+func (m *meetingStore) KeywordSearch(ctx context.Context, site int64, q string, k int) ([]vector.Hit, error) {
+	m.stale <- vector.StaleAllowed(ctx)
+	if err := m.meet(m.keyword, m.dense); err != nil {
+		return nil, err
+	}
+	return m.Store.KeywordSearch(ctx, site, q, k)
+}
+
+// A chat search runs its dense and keyword halves at once, both allowed to
+// read a few seconds stale (Bounded consistency on Milvus).
+func TestSearchRecallConcurrentAndStale(t *testing.T) {
+	f := newSearchFixture(t)
+	store, err := f.a.D.Vectors(context.Background(), 256)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := &meetingStore{Store: store, dense: make(chan struct{}), keyword: make(chan struct{}), stale: make(chan bool, 2)}
+	f.a.D.UseVectorStore(256, m)
+	res, sr := f.search(t, f.siteA, "install quokka server")
+	if res.ChunkCount == 0 || len(sr.Passages) == 0 {
+		t.Fatalf("nothing found: %+v", res)
+	}
+	if a, b := <-m.stale, <-m.stale; !a || !b {
+		t.Errorf("stale reads allowed: %v %v, want both", a, b)
+	}
 }

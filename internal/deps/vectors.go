@@ -161,3 +161,19 @@ func (d *Deps) vectorDimensions(ctx context.Context) ([]int, error) {
 	slices.Sort(dims)
 	return dims, nil
 }
+
+// UseVectorStore makes s the store of dimension dim, in place of the one
+// the configuration would open: for tests that need a store to behave in a
+// particular way, and for programs embedding Lore with their own store.
+// Close closes it like any other.
+func (d *Deps) UseVectorStore(dim int, s vector.Store) {
+	o := &storeOpening{done: make(chan struct{}), s: s}
+	close(o.done)
+	d.vectors.mu.Lock()
+	if d.vectors.m == nil {
+		d.vectors.m = map[int]*storeOpening{}
+	}
+	d.vectors.m[dim] = o
+	d.vectors.mu.Unlock()
+	d.OnClose(func() { _ = s.Close() })
+}

@@ -55,3 +55,37 @@ func TestVectorsOpenOutsideModelLock(t *testing.T) {
 		t.Fatalf("second open: %v after %v, want a new attempt failing as unavailable", err, took)
 	}
 }
+
+// Every store opened through Vectors is closed by Close (which the process
+// runs after its worker has stopped), whichever goroutine opened it.
+func TestVectorStoresClosedOnClose(t *testing.T) {
+	cfg, err := config.LoadFrom(config.MapSource(map[string]string{"LORE_DATA_DIR": t.TempDir(), "TEMPORAL_ADDRESS": "none"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := Open(context.Background(), cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	stores := make(chan vector.Store, 2)
+	for _, dim := range []int{8, 16} {
+		go func() {
+			s, err := d.Vectors(ctx, dim)
+			if err != nil {
+				t.Error(err)
+			}
+			stores <- s
+		}()
+	}
+	a, b := <-stores, <-stores
+	if same, _ := d.Vectors(ctx, 8); same != a && same != b {
+		t.Fatal("a second call opened another store")
+	}
+	d.Close()
+	for _, s := range []vector.Store{a, b} {
+		if _, err := s.Count(ctx); !errors.Is(err, vector.ErrClosed) {
+			t.Errorf("store still open after Close: %v", err)
+		}
+	}
+}
