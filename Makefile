@@ -5,12 +5,17 @@ export CGO_ENABLED := 0
 BIN := $(CURDIR)/bin
 TEMPORAL_CLI_VERSION := v1.5.1
 MINIO_VERSION := v0.0.0-20260212201848-7aac2a2c5b7c
+TEMPORAL_SERVER_VERSION := v1.32.1
 GO_TEST_FLAGS ?= -count=1 -timeout 20m
+# Release builds: no debug symbols or DWARF (-s -w) and no local paths in the
+# binary (-trimpath). Stack traces and pprof profiles keep their function
+# names and lines (the runtime's own tables stay); only debuggers lose.
+GO_RELEASE_FLAGS ?= -trimpath -ldflags "-s -w"
 
-.PHONY: build run test test-short test-milvus tools bench chaos fuzz vet fmt docs-assets clean
+.PHONY: build run test test-short test-milvus tools tools-temporal-server bench bench-scale chaos fuzz vet fmt docs-assets clean
 
 build:
-	go build -o $(BIN)/lore .
+	go build $(GO_RELEASE_FLAGS) -o $(BIN)/lore .
 
 run: build tools-temporal
 	@scripts/run.sh
@@ -49,6 +54,18 @@ fmt:
 
 bench: build tools
 	@scripts/bench.sh
+
+# The long run (up to 30 minutes): a million chunks, the chat and ingestion
+# curves, and the server parts again on a Temporal server on PostgreSQL.
+bench-scale: build tools tools-temporal-server
+	@scripts/bench.sh -scale
+
+# The real Temporal server and its SQL tool (a production-shaped Temporal for
+# bench-scale; about 4 minutes to build the first time).
+tools-temporal-server:
+	@test -x $(BIN)/temporal-server -a -x $(BIN)/temporal-sql-tool || { d=$$(mktemp -d) && \
+	  GOBIN=$$d go install go.temporal.io/server/cmd/server@$(TEMPORAL_SERVER_VERSION) go.temporal.io/server/cmd/tools/sql@$(TEMPORAL_SERVER_VERSION) && \
+	  mv $$d/server $(BIN)/temporal-server && mv $$d/sql $(BIN)/temporal-sql-tool && rmdir $$d; }
 
 # Fault suite (chaos/, build tag chaos): real processes, kill -9 and outages.
 # CHAOS_DOCS sets the batch size (default 500). It stops PostgreSQL for 5 s.

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -293,7 +294,7 @@ func (b *bench) benchChat(ctx context.Context) error {
 	}
 	logf("C: %d documents published and vectorized in site %d", len(ids), siteID)
 
-	c := load.NewClient(2*o.chatConc, 0)
+	c := load.NewClient(2*slices.Max(append(o.chatLevels(), o.chatConc)), 0)
 	defer c.CloseIdleConnections()
 
 	// Ceiling of response.created: an unloaded round trip to lore.
@@ -324,17 +325,31 @@ func (b *bench) benchChat(ctx context.Context) error {
 		o.modelDelay, o.tokens, o.tps),
 		"Level", "chats", "errors", "response.created p50 / p99", "first-token overhead p50 / p99", "lore's own time to first token p50 / p99", "turn total p50", "direct model overhead p50 / p99 (ceiling)")
 	var phaseNotes []string
-	levels := []struct{ conc, rounds int }{{1, o.chat1}, {o.chatConc, o.chatRounds}}
+	levels := []struct{ conc, rounds int }{{1, o.chat1}}
+	for _, c := range o.chatLevels() {
+		levels = append(levels, struct{ conc, rounds int }{c, o.chatRounds})
+	}
+	curve := b.rep.section(fmt.Sprintf("C. Chat curve (issue 17): turns per second, CPU per turn, lore's memory; %s rounds per client", fmt.Sprint(o.chatRounds)),
+		"Level", "turns/s (lore)", "turns/s ceiling (model's own time)", "lore CPU per turn", "Temporal server CPU per turn", "lore peak RSS (VmHWM)", "errors")
 	for _, l := range levels {
 		dm, err := b.directModel(ctx, c, l.conc, min(l.rounds, 3))
 		if err != nil {
 			return err
 		}
 		lt0 := time.Now()
+		loreCPU0, tCPU0 := treeCPU(b.lore.Pid()), treeCPU(b.temporal.Pid())
 		lv, err := b.runChatLevel(ctx, c, siteID, l.conc, l.rounds)
 		if err != nil {
 			return err
 		}
+		turns := len(lv.created)
+		loreCPU, tCPU := treeCPU(b.lore.Pid())-loreCPU0, treeCPU(b.temporal.Pid())-tCPU0
+		// A turn cannot take less than the model's own time (delays and
+		// token pace), so conc clients make at most conc/that turns/s.
+		modelTime := 2*o.modelDelay + time.Duration(float64(o.tokens)/o.tps*float64(time.Second))
+		curve.row(fmt.Sprintf("%d concurrent", l.conc), fmt.Sprintf("%.1f", float64(turns)/lv.elapsed.Seconds()),
+			fmt.Sprintf("%.1f", float64(l.conc)/modelTime.Seconds()),
+			ms(loreCPU/time.Duration(max(turns, 1))), ms(tCPU/time.Duration(max(turns, 1))), procStatus(b.lore.Pid(), "VmHWM"), fmt.Sprint(lv.errors))
 		if l.conc > 1 {
 			var parts []string
 			for r := range l.rounds {
@@ -381,6 +396,14 @@ func (b *bench) benchChat(ctx context.Context) error {
 		if lv.errors > 0 {
 			s.note("%d concurrent: first error: %s", l.conc, lv.firstErr)
 		}
+		if l.conc == 100 {
+			b.rep.check(check{part: "C", target: "first-token overhead p50 < 60 ms at 100 concurrent (issue 17)", figure: ms(lv.over.Percentile(50)),
+				ceiling: ms(dm.Percentile(50)) + " (direct model calls)", pass: lv.over.Percentile(50) < 60*time.Millisecond && lv.errors == 0})
+			b.rep.check(check{part: "C", target: "first-token overhead p99 < 150 ms at 100 concurrent (issue 17)", figure: ms(lv.over.Percentile(99)),
+				ceiling: ms(dm.Percentile(99)) + " (direct model calls)", pass: lv.over.Percentile(99) < 150*time.Millisecond && lv.errors == 0})
+			b.rep.check(check{part: "C", target: "response.created p50 < 25 ms at 100 concurrent, no errors (issue 17)", figure: fmt.Sprintf("%s, %d errors", ms(lv.created.Percentile(50)), lv.errors),
+				ceiling: ms(hl.Percentile(50)) + " (GET /v1/health, unloaded)", pass: lv.created.Percentile(50) < 25*time.Millisecond && lv.errors == 0})
+		}
 		if l.conc == o.chatConc {
 			b.rep.check(check{part: "C", target: fmt.Sprintf("first-token overhead p50 < 100 ms at %d concurrent", l.conc), figure: ms(lv.over.Percentile(50)),
 				ceiling: ms(dm.Percentile(50)) + " (direct model calls)", pass: lv.over.Percentile(50) < 100*time.Millisecond && lv.errors == 0})
@@ -398,6 +421,7 @@ func (b *bench) benchChat(ctx context.Context) error {
 	}
 	s.note("Early model calls (the first model call of a turn, started while its run starts; lore's /metrics): %.0f adopted by their runs, %.0f discarded, over the measured chats.",
 		adopted-adopted0, discarded-discarded0)
+	curve.note("CPU from /proc (user + system) of lore serve and of the Temporal server process tree over each level, divided by its turns; the load generator and the scripted model run in the bench process, outside both. Peak RSS is lore's high-water mark since it started (it carries earlier parts).")
 	for _, n := range phaseNotes {
 		s.note("%s.", n)
 	}

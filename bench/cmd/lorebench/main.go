@@ -18,14 +18,12 @@ package main
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"flag"
 	"fmt"
-	"net/http"
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -34,40 +32,47 @@ import (
 	"github.com/lorekb/lore/bench/internal/corpus"
 	"github.com/lorekb/lore/bench/internal/env"
 	"github.com/lorekb/lore/bench/internal/scripted"
-	"github.com/lorekb/lore/workflows"
 )
 
 type options struct {
-	root       string
-	out        string
-	loreBin    string
-	temporal   string
-	pgURL      string
-	quick      bool
-	keep       bool
-	timeout    time.Duration
-	only       string
-	loreEnv    multiFlag
-	docs       int
-	docSize    int
-	conns      int
-	duration   time.Duration
-	warmup     time.Duration
-	corpusMin  int
-	corpusMax  int
-	corpusDir  string
-	batchMax   int
-	vecTimeout time.Duration
-	chunks     int
-	queries    int
-	k          int
-	chatDocs   int
-	chatConc   int
-	chatRounds int
-	chat1      int
-	modelDelay time.Duration
-	tokens     int
-	tps        float64
+	root     string
+	out      string
+	loreBin  string
+	temporal string
+	// The production-shaped Temporal server (-temporal-pg).
+	temporalPG     bool
+	temporalServer string
+	temporalSQL    string
+	temporalShards int
+	pgURL          string
+	quick          bool
+	scale          bool
+	keep           bool
+	timeout        time.Duration
+	only           string
+	loreEnv        multiFlag
+	docs           int
+	docSize        int
+	conns          int
+	duration       time.Duration
+	warmup         time.Duration
+	corpusMin      int
+	corpusMax      int
+	corpusDir      string
+	batchMax       int
+	vecTimeout     time.Duration
+	chunks         int
+	queries        int
+	k              int
+	chatDocs       int
+	chatConc       int
+	chatCurve      string
+	ingest         string
+	chatRounds     int
+	chat1          int
+	modelDelay     time.Duration
+	tokens         int
+	tps            float64
 }
 
 type multiFlag []string
@@ -81,11 +86,16 @@ func parseFlags() *options {
 	flag.StringVar(&o.out, "out", "bench/REPORT.md", "report file, relative to -root unless absolute (empty: do not write)")
 	flag.StringVar(&o.loreBin, "lore", "bin/lore", "lore binary, relative to -root unless absolute")
 	flag.StringVar(&o.temporal, "temporal", "bin/temporal", "Temporal CLI binary, relative to -root unless absolute")
+	flag.BoolVar(&o.temporalPG, "temporal-pg", false, "also run the vectorize and chat parts against a Temporal server on PostgreSQL (bench/temporal/start.sh)")
+	flag.StringVar(&o.temporalServer, "temporal-server", "bin/temporal-server", "Temporal server binary for -temporal-pg (make tools-temporal-server), relative to -root unless absolute")
+	flag.StringVar(&o.temporalSQL, "temporal-sql-tool", "bin/temporal-sql-tool", "Temporal SQL tool for -temporal-pg, relative to -root unless absolute")
+	flag.IntVar(&o.temporalShards, "temporal-shards", 4, "history shards of the -temporal-pg server")
 	flag.StringVar(&o.pgURL, "pg", env.AdminURL(), "PostgreSQL server URL used to create and drop the scratch database ($LORE_BENCH_PG_URL, $LORE_TEST_PG_URL)")
 	flag.BoolVar(&o.quick, "quick", false, "smoke run: tiny sizes (flags given explicitly still win)")
+	flag.BoolVar(&o.scale, "scale", false, "long run (within 30 minutes): a million chunks, the chat and ingestion curves, and -temporal-pg (flags given explicitly still win)")
 	flag.BoolVar(&o.keep, "keep", false, "keep the work directory (logs, data) and print its path")
 	flag.DurationVar(&o.timeout, "timeout", 40*time.Minute, "abort the whole run after this long")
-	flag.StringVar(&o.only, "only", "api,vectorize,search,chat", "comma-separated parts to run: api, vectorize, search, chat")
+	flag.StringVar(&o.only, "only", "binary,api,vectorize,ingest,search,chat", "comma-separated parts to run: binary, api, vectorize, ingest (only with -ingest), search, chat")
 	flag.Var(&o.loreEnv, "lore-env", "extra KEY=VALUE for the lore process (repeatable)")
 
 	flag.IntVar(&o.docs, "docs", 10000, "A: published documents loaded into the API site")
@@ -99,12 +109,14 @@ func parseFlags() *options {
 	flag.StringVar(&o.corpusDir, "corpus-dir", "", "B: use .md/.html files from this directory instead of downloading a Debian doc package")
 	flag.IntVar(&o.batchMax, "batch-max", 5000, "B: document ids per documents:batchVectorize request (the API limit)")
 	flag.DurationVar(&o.vecTimeout, "vectorize-timeout", 20*time.Minute, "B: give up waiting for the vectorization jobs after this long")
+	flag.StringVar(&o.ingest, "ingest", "", "B: ingestion curve, chunk counts vectorized through batch jobs, comma-separated (e.g. 10000,100000,1000000; empty: none)")
 	flag.IntVar(&o.chunks, "chunks", 100000, "B: chunks in the vector store search benchmark")
 	flag.IntVar(&o.queries, "queries", 1000, "B: vector store search queries")
 	flag.IntVar(&o.k, "k", 50, "B: top-k of each search")
 
 	flag.IntVar(&o.chatDocs, "chat-docs", 5, "C: documents published and vectorized in the chat site")
-	flag.IntVar(&o.chatConc, "chat-concurrency", 20, "C: concurrent chats of the concurrent level")
+	flag.IntVar(&o.chatConc, "chat-concurrency", 20, "C: concurrent chats of the concurrent level (its targets are issue 5's)")
+	flag.StringVar(&o.chatCurve, "chat-curve", "", "C: more concurrent levels, comma-separated (e.g. 50,100,200; 100 carries issue 17's targets)")
 	flag.IntVar(&o.chatRounds, "chat-rounds", 5, "C: chats per client at the concurrent level")
 	flag.IntVar(&o.chat1, "chat-single-rounds", 20, "C: chats at the single-chat level")
 	flag.DurationVar(&o.modelDelay, "model-delay", 200*time.Millisecond, "C: scripted model wait before its first chunk")
@@ -125,6 +137,15 @@ func parseFlags() *options {
 			}
 		}
 	}
+	if o.scale {
+		set := map[string]bool{}
+		flag.Visit(func(f *flag.Flag) { set[f.Name] = true })
+		for name, v := range scaleDefaults {
+			if !set[name] {
+				_ = flag.Set(name, v)
+			}
+		}
+	}
 	abs := func(p string) string {
 		if p == "" || filepath.IsAbs(p) {
 			return p
@@ -133,7 +154,26 @@ func parseFlags() *options {
 	}
 	o.root, _ = filepath.Abs(o.root)
 	o.out, o.loreBin, o.temporal = abs(o.out), abs(o.loreBin), abs(o.temporal)
+	o.temporalServer, o.temporalSQL = abs(o.temporalServer), abs(o.temporalSQL)
 	return o
+}
+
+// chatLevels are the concurrent chat levels: -chat-concurrency, then
+// -chat-curve.
+func (o *options) chatLevels() []int {
+	levels := []int{o.chatConc}
+	for _, f := range strings.Split(o.chatCurve, ",") {
+		if n, err := strconv.Atoi(strings.TrimSpace(f)); err == nil && n > 0 && n != o.chatConc {
+			levels = append(levels, n)
+		}
+	}
+	return levels
+}
+
+// scaleDefaults are the -scale sizes.
+var scaleDefaults = map[string]string{
+	"chunks": "1000000", "queries": "500", "temporal-pg": "true", "chat-curve": "50,100,200", "chat-rounds": "3",
+	"ingest": "10000,100000,1000000",
 }
 
 func (o *options) runs(part string) bool {
@@ -174,6 +214,13 @@ type bench struct {
 	corpusSrc corpus.Source
 	corpusAll int   // documents the corpus split into, before -corpus-max
 	vecSite   int64 // site of part B
+
+	loreEnviron []string // lore serve's environment (the binary part starts more)
+	lastJobs    []string // job ids of the last vectorizeViaAPI
+	kind        backend  // the Temporal server of the current run
+	temporalDB  string   // databases of the Temporal server on PostgreSQL (prefix)
+	// temporalPprof is the PostgreSQL-backed server's pprof address.
+	temporalPprof string
 }
 
 func run(o *options) (code int) {
@@ -227,121 +274,27 @@ func run(o *options) (code int) {
 
 func (b *bench) setup(ctx context.Context) error {
 	o := b.o
-	for _, p := range []string{o.loreBin, o.temporal} {
-		if _, err := os.Stat(p); err != nil {
-			return fmt.Errorf("%s not found: run `make build tools` first (or pass -lore / -temporal)", p)
-		}
-	}
 	var err error
 	if b.work, err = os.MkdirTemp("", "lorebench-"); err != nil {
 		return err
 	}
 	logf("work directory %s", b.work)
-
-	if b.db, err = env.CreateDB(ctx, o.pgURL); err != nil {
-		return err
+	if !o.runs("binary") && !o.runs("api") && !o.runs("vectorize") && !o.runs("ingest") && !o.runs("chat") {
+		logf("only in-process parts: no database, Temporal server or lore started")
+		return nil
 	}
-	logf("database %s created", b.db.Name)
-	if b.pool, err = pgxpool.New(ctx, b.db.DSN); err != nil {
-		return fmt.Errorf("connect to %s: %w", b.db.Name, err)
-	}
-	if b.rep.machine.Postgres == "?" {
-		var v string
-		if b.pool.QueryRow(ctx, "SHOW server_version").Scan(&v) == nil {
-			b.rep.machine.Postgres = "PostgreSQL " + v
+	for _, p := range []string{o.loreBin, o.temporal} {
+		if _, err := os.Stat(p); err != nil {
+			return fmt.Errorf("%s not found: run `make build tools` first (or pass -lore / -temporal)", p)
 		}
 	}
-
-	// Temporal dev server, in memory.
-	tport, err := env.FreePort()
-	if err != nil {
-		return err
-	}
-	uport, err := env.FreePort()
-	if err != nil {
-		return err
-	}
-	taddr := fmt.Sprintf("127.0.0.1:%d", tport)
-	b.taddr = taddr
-	b.temporal, err = env.Start("temporal", b.work, o.temporal, append([]string{"server", "start-dev", "--headless", "--ip", "127.0.0.1",
-		"--port", env.Itoa(tport), "--ui-port", env.Itoa(uport), "--log-level", "error",
-		"--dynamic-config-value", "system.enableActivityEagerExecution=true"}, workflows.DevServerSearchAttributeArgs()...), env.FilteredEnviron())
-	if err != nil {
-		return err
-	}
-	if err := b.temporal.WaitTCP(ctx, taddr, 90*time.Second); err != nil {
-		return err
-	}
-	logf("temporal dev server on %s (pid %d)", taddr, b.temporal.Pid())
 
 	// Scripted model for part C; lore is configured with it from the start
 	// (the chat settings do not touch parts A and B).
 	if b.model, err = scripted.Start(o.modelDelay, o.tokens, o.tps); err != nil {
 		return err
 	}
-
-	hport, err := env.FreePort()
-	if err != nil {
-		return err
-	}
-	b.base = fmt.Sprintf("http://127.0.0.1:%d", hport)
-	secret := make([]byte, 24)
-	_, _ = rand.Read(secret)
-	const email, password = "bench@lore.local", "bench-password-123"
-	data := filepath.Join(b.work, "data")
-	environ := append(env.FilteredEnviron(),
-		"DATABASE_URL="+b.db.DSN,
-		"LORE_DATA_DIR="+data,
-		"TEMPORAL_ADDRESS="+taddr,
-		"TEMPORAL_TASK_QUEUE=lorebench",
-		"LORE_ADMIN_EMAIL="+email,
-		"LORE_ADMIN_PASSWORD="+password,
-		"LORE_JWT_SECRET="+hex.EncodeToString(secret),
-		fmt.Sprintf("LORE_HTTP_ADDR=127.0.0.1:%d", hport),
-		"LORE_LOG_LEVEL=warn",
-		"CHAT_PROVIDER=openai",
-		"CHAT_BASE_URL="+b.model.BaseURL(),
-		"CHAT_MODEL=scripted",
-		"CHAT_API_KEY=bench",
-	)
-	environ = append(environ, o.loreEnv...)
-	b.rep.loreEnv = fmt.Sprintf("DATABASE_URL=<scratch database %s> LORE_DATA_DIR=<temp dir> TEMPORAL_ADDRESS=%s (dev server, in memory) TEMPORAL_TASK_QUEUE=lorebench LORE_HTTP_ADDR=127.0.0.1:<free port> LORE_LOG_LEVEL=warn CHAT_PROVIDER=openai CHAT_BASE_URL=<scripted model>/v1 CHAT_MODEL=scripted%s; everything else at its default",
-		b.db.Name, taddr, strings.TrimRight(" "+strings.Join(o.loreEnv, " "), " "))
-	if b.lore, err = env.Start("lore", b.work, o.loreBin, []string{"serve"}, environ); err != nil {
-		return err
-	}
-	hc := &http.Client{Timeout: 3 * time.Second}
-	defer hc.CloseIdleConnections()
-	err = b.lore.WaitFor(ctx, 120*time.Second, "GET /health with temporal ok", func(ctx context.Context) error {
-		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, b.base+"/health", nil)
-		res, err := hc.Do(req)
-		if err != nil {
-			return err
-		}
-		defer res.Body.Close()
-		var h struct {
-			Data struct {
-				Status string            `json:"status"`
-				Checks map[string]string `json:"checks"`
-			} `json:"data"`
-		}
-		if res.StatusCode != 200 {
-			return fmt.Errorf("HTTP %d", res.StatusCode)
-		}
-		if err := decodeJSON(res.Body, &h); err != nil {
-			return err
-		}
-		if h.Data.Checks["temporal"] != "ok" || h.Data.Status != "healthy" {
-			return fmt.Errorf("health %s, checks %v", h.Data.Status, h.Data.Checks)
-		}
-		return nil
-	})
-	if err != nil {
-		return err
-	}
-	logf("lore serve on %s (pid %d)", b.base, b.lore.Pid())
-	b.api = newLoreClient(b.base)
-	return b.api.login(ctx, email, password)
+	return b.startServers(ctx, backendDev)
 }
 
 func (b *bench) runAll(ctx context.Context) error {
@@ -349,46 +302,40 @@ func (b *bench) runAll(ctx context.Context) error {
 		name string
 		fn   func(context.Context) error
 	}
-	for _, p := range []part{{"api", b.benchAPI}, {"vectorize", b.benchVectorize}, {"search", b.benchSearch}, {"chat", b.benchChat}} {
-		if !b.o.runs(p.name) {
-			continue
+	run := func(parts []part) error {
+		for _, p := range parts {
+			if !b.o.runs(p.name) {
+				continue
+			}
+			t0 := time.Now()
+			logf("== part %s on %s (load average %s)", p.name, b.kind.label(), env.LoadAvgNow())
+			if err := p.fn(ctx); err != nil {
+				return fmt.Errorf("%s: %w", p.name, err)
+			}
+			logf("== part %s done in %s", p.name, time.Since(t0).Round(100*time.Millisecond))
 		}
-		t0 := time.Now()
-		logf("== part %s (load average %s)", p.name, env.LoadAvgNow())
-		if err := p.fn(ctx); err != nil {
-			return fmt.Errorf("%s: %w", p.name, err)
-		}
-		logf("== part %s done in %s", p.name, time.Since(t0).Round(100*time.Millisecond))
+		return nil
 	}
-	return nil
+	if err := run([]part{{"binary", b.benchBinary}, {"api", b.benchAPI}, {"vectorize", b.benchVectorize}, {"ingest", b.benchIngest}, {"search", b.benchSearch}, {"chat", b.benchChat}}); err != nil {
+		return err
+	}
+	if !b.o.temporalPG || !(b.o.runs("vectorize") || b.o.runs("chat")) {
+		return nil
+	}
+	// The same server parts against the production-shaped Temporal: a new
+	// database and lore, the PostgreSQL-backed server.
+	b.stopServers()
+	if err := b.startServers(ctx, backendPG); err != nil {
+		return fmt.Errorf("start on %s: %w", backendPG.label(), err)
+	}
+	b.rep.suffix = " [" + backendPG.label() + "]"
+	return run([]part{{"vectorize", b.benchVectorize}, {"chat", b.benchChat}})
 }
 
 func (b *bench) teardown() {
-	// Idle keep-alive connections would hold up lore's graceful shutdown.
-	if b.api != nil {
-		b.api.http.CloseIdleConnections()
-	}
-	http.DefaultClient.CloseIdleConnections()
-	if b.lore != nil {
-		b.lore.Stop(20 * time.Second)
-		logf("lore stopped")
-	}
-	if b.temporal != nil {
-		b.temporal.Stop(10 * time.Second)
-		logf("temporal stopped")
-	}
+	b.stopServers()
 	if b.model != nil {
 		b.model.Close()
-	}
-	if b.pool != nil {
-		b.pool.Close()
-	}
-	if b.db != nil {
-		if err := b.db.Drop(); err != nil {
-			logf("drop database %s: %v (drop it by hand)", b.db.Name, err)
-		} else {
-			logf("database %s dropped", b.db.Name)
-		}
 	}
 	if b.work != "" {
 		if b.o.keep {

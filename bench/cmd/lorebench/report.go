@@ -20,6 +20,9 @@ type report struct {
 	elapsed  time.Duration
 	failure  string
 	loreEnv  string
+	// suffix marks the sections and targets of a run on another Temporal
+	// server (-temporal-pg).
+	suffix string
 }
 
 // section is one part: free notes and a table of figures.
@@ -44,7 +47,7 @@ type check struct {
 func newReport(o *options) *report { return &report{o: o} }
 
 func (r *report) section(title string, head ...string) *section {
-	s := &section{title: title, head: head}
+	s := &section{title: title + r.suffix, head: head}
 	r.sections = append(r.sections, s)
 	return s
 }
@@ -55,6 +58,7 @@ func (s *section) note(format string, args ...any) {
 }
 
 func (r *report) check(c check) {
+	c.target += r.suffix
 	r.checks = append(r.checks, c)
 	verdict := "MISS"
 	if c.pass {

@@ -140,6 +140,7 @@ func (b *bench) vectorizeViaAPI(ctx context.Context, ids []int64, timeout time.D
 		jobs = append(jobs, br.JobID)
 	}
 	b.vecPosted = time.Since(t0)
+	b.lastJobs = jobs
 	deadline := time.Now().Add(timeout)
 	views := make([]jobView, len(jobs))
 	lastLog := time.Now()

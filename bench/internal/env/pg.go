@@ -87,3 +87,30 @@ func redact(s string) string {
 	}
 	return u.Redacted()
 }
+
+// DropDB drops the named database on the server at adminURL (for databases
+// a child process created, such as the Temporal server's).
+func DropDB(adminURL, name string) error {
+	return (&ScratchDB{Name: name, AdminURL: adminURL}).Drop()
+}
+
+// PGParts splits a PostgreSQL URL into host, port, user and password, for
+// tools that take them as flags (defaults 127.0.0.1, 5432, postgres).
+func PGParts(adminURL string) (host, port, user, password string) {
+	host, port, user = "127.0.0.1", "5432", "postgres"
+	u, err := url.Parse(adminURL)
+	if err != nil {
+		return
+	}
+	if h := u.Hostname(); h != "" {
+		host = h
+	}
+	if p := u.Port(); p != "" {
+		port = p
+	}
+	if u.User != nil {
+		user = u.User.Username()
+		password, _ = u.User.Password()
+	}
+	return
+}

@@ -29,6 +29,16 @@ func FreePort() (int, error) {
 	return l.Addr().(*net.TCPAddr).Port, nil
 }
 
+// PortFree reports whether 127.0.0.1:port can be listened on now.
+func PortFree(port int) bool {
+	l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", port))
+	if err != nil {
+		return false
+	}
+	l.Close()
+	return true
+}
+
 // Proc is a child process in its own process group, killed with the
 // benchmark (Pdeathsig) should the benchmark itself die.
 type Proc struct {

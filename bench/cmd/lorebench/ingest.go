@@ -1,0 +1,143 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/lorekb/lore/internal/chunk"
+	"go.temporal.io/sdk/client"
+	tlog "go.temporal.io/sdk/log"
+)
+
+// ingestLevel is one point of the ingestion curve.
+type ingestLevel struct {
+	target, docs  int
+	chunks        int64
+	failed        int64
+	elapsed       time.Duration
+	jobs          int
+	maxHistory    int64 // events of the longest batch job history
+	storeBefore   int64 // chunks already in lore's store when the level began
+	docsPS, chkPS float64
+}
+
+// ingestLevels parses -ingest.
+func (o *options) ingestLevels() []int {
+	var out []int
+	for _, f := range strings.Split(o.ingest, ",") {
+		if n, err := strconv.Atoi(strings.TrimSpace(f)); err == nil && n > 0 {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// benchIngest vectorizes growing numbers of chunks through
+// documents:batchVectorize jobs, each level in a new site on top of what the
+// earlier levels left in lore's store, and reads the jobs' history lengths
+// from Temporal: the ingestion curve of issue 17.
+func (b *bench) benchIngest(ctx context.Context) error {
+	o := b.o
+	levels := o.ingestLevels()
+	if len(levels) == 0 {
+		return nil
+	}
+	docs, _, err := b.corpusDocs(ctx)
+	if err != nil {
+		return err
+	}
+	// Chunks per corpus document, to size each level in documents.
+	var perDoc []int
+	for _, d := range docs {
+		perDoc = append(perDoc, len(chunk.Split(d.Content, chunk.Options{Size: chunkSize, Overlap: chunkOverlap})))
+	}
+	tc, err := client.Dial(client.Options{HostPort: b.taddr, Logger: tlog.NewStructuredLogger(slog.New(slog.NewTextHandler(io.Discard, nil)))})
+	if err != nil {
+		return err
+	}
+	defer tc.Close()
+	var stored int64
+	var out []*ingestLevel
+	for li, target := range levels {
+		lv := &ingestLevel{target: target, storeBefore: stored}
+		siteID, err := b.api.createSite(ctx, fmt.Sprintf("Ingest %d %s", target, time.Now().Format("150405.000")))
+		if err != nil {
+			return err
+		}
+		// Corpus documents over and over, each copy made distinct by its
+		// title and a first line, until the level's chunk count.
+		var rows []docRow
+		now := time.Now().UTC()
+		for n, i := 0, 0; n < target; i++ {
+			d := docs[i%len(docs)]
+			copyNo := i / len(docs)
+			rows = append(rows, docRow{title: fmt.Sprintf("%s (%d.%d)", d.Title, li, copyNo),
+				content: fmt.Sprintf("Copy %d of level %d.\n\n%s", copyNo, li, d.Content), created: now.Add(time.Duration(i) * time.Millisecond)})
+			n += perDoc[i%len(docs)]
+		}
+		ids, err := b.insertDocs(ctx, siteID, rows)
+		if err != nil {
+			return err
+		}
+		lv.docs = len(ids)
+		logf("I: level %d chunks: %d documents inserted in site %d; vectorizing", target, len(ids), siteID)
+		b.vecSteps = nil
+		t0 := time.Now()
+		views, err := b.vectorizeViaAPI(ctx, ids, o.vecTimeout, true)
+		if err != nil {
+			return err
+		}
+		lv.elapsed = time.Since(t0)
+		lv.jobs = len(views)
+		if err := b.pool.QueryRow(ctx, `SELECT COALESCE(SUM(chunk_count),0), count(*) FILTER (WHERE vector_status = 'failed') FROM documents WHERE site_id = $1`,
+			siteID).Scan(&lv.chunks, &lv.failed); err != nil {
+			return err
+		}
+		stored += lv.chunks
+		for _, id := range b.lastJobs {
+			d, err := tc.DescribeWorkflowExecution(ctx, id, "")
+			if err != nil {
+				return fmt.Errorf("describe %s: %w", id, err)
+			}
+			lv.maxHistory = max(lv.maxHistory, d.WorkflowExecutionInfo.HistoryLength)
+		}
+		lv.docsPS = float64(lv.docs) / lv.elapsed.Seconds()
+		lv.chkPS = float64(lv.chunks) / lv.elapsed.Seconds()
+		logf("I: level %d chunks: %d documents, %d chunks, %d failed in %s: %.0f documents/s, %.0f chunks/s; %d jobs, longest history %d events",
+			target, lv.docs, lv.chunks, lv.failed, lv.elapsed.Round(time.Millisecond), lv.docsPS, lv.chkPS, lv.jobs, lv.maxHistory)
+		out = append(out, lv)
+	}
+
+	s := b.rep.section("B. Ingestion curve (issue 17): documents:batchVectorize at growing sizes",
+		"Level (chunks)", "documents", "chunks", "failed", "batch jobs", "time", "documents/s", "chunks/s", "vs first level", "longest job history (events)", "chunks in the store before")
+	first := out[0]
+	for _, lv := range out {
+		s.row(fmt.Sprint(lv.target), fmt.Sprint(lv.docs), fmt.Sprint(lv.chunks), fmt.Sprint(lv.failed), fmt.Sprint(lv.jobs),
+			lv.elapsed.Round(time.Millisecond).String(), fmt.Sprintf("%.1f", lv.docsPS), fmt.Sprintf("%.0f", lv.chkPS),
+			pct(lv.docsPS, first.docsPS), fmt.Sprint(lv.maxHistory), fmt.Sprint(lv.storeBefore))
+	}
+	s.note("Each level: corpus documents repeated (title and first line made distinct) until the chunk count, COPYed as published into a new site, then documents:batchVectorize in requests of %d ids (one job each), polled to completion. Levels run one after another into the same lore, so the last one indexes into a store that already holds the earlier levels' chunks.", o.batchMax)
+	s.note("History length from DescribeWorkflowExecution of every job of the level: one job holds at most %d documents in groups of 100 per activity, so its history does not grow with the level; more documents mean more jobs.", o.batchMax)
+	last := out[len(out)-1]
+	if len(out) < 2 {
+		return nil
+	}
+	b.rep.check(check{part: "B", target: fmt.Sprintf("documents/s at %d chunks ≥ 80%% of %d chunks (issue 17)", last.target, first.target),
+		figure: fmt.Sprintf("%.1f documents/s", last.docsPS), ceiling: fmt.Sprintf("%.1f documents/s (at %d chunks)", first.docsPS, first.target),
+		ratio: pct(last.docsPS, first.docsPS), pass: last.docsPS >= 0.8*first.docsPS && last.failed == 0})
+	// Jobs are capped at -batch-max documents: once a level fills a job,
+	// larger levels add jobs, not events.
+	var earlier int64
+	for _, lv := range out[:len(out)-1] {
+		earlier = max(earlier, lv.maxHistory)
+	}
+	b.rep.check(check{part: "B", target: "batch job histories bounded (largest level's longest history ≤ 1.2× the earlier levels')",
+		figure: fmt.Sprintf("%d events", last.maxHistory), ceiling: fmt.Sprintf("%d events (earlier levels)", earlier),
+		pass: float64(last.maxHistory) <= 1.2*float64(earlier)+20})
+	return nil
+}
