@@ -43,8 +43,9 @@ type fakeMilvus struct {
 type fakeCollection struct {
 	schema  *schemapb.CollectionSchema
 	props   []*commonpb.KeyValuePair
-	indexed []string          // fields with an index
-	names   map[string]string // field → index name, when the request named it
+	indexed []string                            // fields with an index
+	names   map[string]string                   // field → index name, when the request named it
+	params  map[string][]*commonpb.KeyValuePair // field → index parameters
 	loaded  bool
 }
 
@@ -77,7 +78,24 @@ func (f *fakeMilvus) addCollection(name string, schema *schemapb.CollectionSchem
 	for k, v := range props {
 		kv = append(kv, &commonpb.KeyValuePair{Key: k, Value: v})
 	}
-	f.collections[name] = &fakeCollection{schema: schema, props: kv, indexed: indexed}
+	c := &fakeCollection{schema: schema, props: kv, indexed: indexed, params: map[string][]*commonpb.KeyValuePair{}}
+	// Existing indexes have the parameters this package asks for, as
+	// those made by its earlier versions do.
+	for _, opt := range indexOptions(name) {
+		c.params[opt.Request().GetFieldName()] = opt.Request().GetExtraParams()
+	}
+	f.collections[name] = c
+}
+
+// setIndexParams replaces an existing index's parameters.
+func (f *fakeMilvus) setIndexParams(collection, field string, params map[string]string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var kv []*commonpb.KeyValuePair
+	for k, v := range params {
+		kv = append(kv, &commonpb.KeyValuePair{Key: k, Value: v})
+	}
+	f.collections[collection].params[field] = kv
 }
 
 // failNext makes the next call of method answer err (a merr error).
@@ -178,7 +196,7 @@ func (f *fakeMilvus) DescribeIndex(_ context.Context, req *milvuspb.DescribeInde
 			name = "_default_idx_" + field // how older collections' indexes are named
 		}
 		resp.IndexDescriptions = append(resp.IndexDescriptions, &milvuspb.IndexDescription{
-			IndexName: name, FieldName: field, State: commonpb.IndexState_Finished})
+			IndexName: name, FieldName: field, State: commonpb.IndexState_Finished, Params: c.params[field]})
 	}
 	return resp, nil
 }
@@ -194,6 +212,7 @@ func (f *fakeMilvus) CreateIndex(_ context.Context, req *milvuspb.CreateIndexReq
 			c.names = map[string]string{}
 		}
 		c.names[req.GetFieldName()] = req.GetIndexName()
+		c.params[req.GetFieldName()] = req.GetExtraParams()
 	}
 	return st, nil
 }

@@ -9,7 +9,9 @@ import (
 	"regexp"
 	"slices"
 	"strconv"
+	"strings"
 
+	"github.com/milvus-io/milvus-proto/go-api/v2/commonpb"
 	"github.com/milvus-io/milvus-proto/go-api/v2/milvuspb"
 	"github.com/milvus-io/milvus/client/v2/entity"
 	"github.com/milvus-io/milvus/client/v2/index"
@@ -139,15 +141,26 @@ func (s *Store) ensureCollection(ctx context.Context) error {
 }
 
 // ensureIndexes creates each index of indexOptions whose field has none,
-// and waits for it.
+// and waits for it. An index of another type or metric (made by hand) is
+// refused: searches would fail or rank by another measure.
 func (s *Store) ensureIndexes(ctx context.Context) error {
-	have := fieldsWithIndex{}
+	have := fieldIndexes{}
 	if _, err := s.cli.ListIndexes(ctx, have.option(s.collection)); err != nil && !errors.Is(err, merr.ErrIndexNotFound) {
 		return fmt.Errorf("milvus: list indexes of %s: %w", s.collection, classify(err))
 	}
 	for _, opt := range indexOptions(s.collection) {
-		field := opt.Request().GetFieldName()
-		if have[field] {
+		req := opt.Request()
+		field := req.GetFieldName()
+		if got, ok := have[field]; ok {
+			want := kvMap(req.GetExtraParams())
+			for _, key := range []string{"index_type", "metric_type"} {
+				// Compared only when the server reports it, so that a
+				// server describing indexes otherwise never refuses ours.
+				if g, ok := got[key]; ok && !strings.EqualFold(g, want[key]) {
+					return fmt.Errorf("milvus: collection %s: %w: index on %s has %s %q, want %q",
+						s.collection, classify(ErrSchemaVersion), field, key, got[key], want[key])
+				}
+			}
 			continue
 		}
 		s.log.Info("creating missing milvus index", "field", field)
@@ -162,17 +175,17 @@ func (s *Store) ensureIndexes(ctx context.Context) error {
 	return nil
 }
 
-// fieldsWithIndex collects the fields that have an index, from one
+// fieldIndexes collects the parameters of each field's index, from one
 // DescribeIndex answer (ListIndexes reports only index names, and indexes
 // made by older versions have Milvus's default names).
-type fieldsWithIndex map[string]bool
+type fieldIndexes map[string]map[string]string
 
 type listIndexes struct {
 	collection string
-	seen       fieldsWithIndex
+	seen       fieldIndexes
 }
 
-func (f fieldsWithIndex) option(collection string) milvusclient.ListIndexOption {
+func (f fieldIndexes) option(collection string) milvusclient.ListIndexOption {
 	return listIndexes{collection: collection, seen: f}
 }
 
@@ -181,8 +194,16 @@ func (o listIndexes) Request() *milvuspb.DescribeIndexRequest {
 }
 
 func (o listIndexes) Matches(d *milvuspb.IndexDescription) bool {
-	o.seen[d.GetFieldName()] = true
+	o.seen[d.GetFieldName()] = kvMap(d.GetParams())
 	return true
+}
+
+func kvMap(pairs []*commonpb.KeyValuePair) map[string]string {
+	m := make(map[string]string, len(pairs))
+	for _, p := range pairs {
+		m[p.GetKey()] = p.GetValue()
+	}
+	return m
 }
 
 // checkCollection verifies that an existing collection is one this package

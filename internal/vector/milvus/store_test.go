@@ -41,21 +41,13 @@ func currentProps() map[string]string {
 	return map[string]string{propSchemaVersion: fmt.Sprint(SchemaVersion), propAnalyzerVersion: fmt.Sprint(analyze.Version)}
 }
 
-func kv(pairs []*commonpb.KeyValuePair) map[string]string {
-	m := map[string]string{}
-	for _, p := range pairs {
-		m[p.GetKey()] = p.GetValue()
-	}
-	return m
-}
-
 func TestOpenCreatesCollectionWithVersionAndEveryIndex(t *testing.T) {
 	f, addr := startFake(t)
 	openFake(t, f, addr)
 	if len(f.creates) != 1 {
 		t.Fatalf("%d CreateCollection calls", len(f.creates))
 	}
-	if got := kv(f.creates[0].GetProperties()); fmt.Sprint(got) != fmt.Sprint(currentProps()) {
+	if got := kvMap(f.creates[0].GetProperties()); fmt.Sprint(got) != fmt.Sprint(currentProps()) {
 		t.Errorf("collection properties %v, want %v", got, currentProps())
 	}
 	var fields []string
@@ -100,6 +92,18 @@ func TestOpenCreatesMissingIndexes(t *testing.T) {
 	openFake(t, f2, addr2)
 	if len(f2.indexes) != 3 {
 		t.Errorf("%d indexes created, want 3", len(f2.indexes))
+	}
+
+	// An index made by hand with another metric is refused, not searched.
+	f3, addr3 := startFake(t)
+	f3.addCollection("c", Schema(4).ProtoMessage(), currentProps(), fieldVector, fieldSparse, fieldDocument)
+	f3.setIndexParams("c", fieldVector, map[string]string{"index_type": "HNSW", "metric_type": "L2"})
+	_, err := Open(context.Background(), Config{Address: addr3, Collection: "c", Dimension: 4})
+	if !errors.Is(err, ErrSchemaVersion) || !errors.Is(err, vector.ErrPermanent) || !strings.Contains(err.Error(), "L2") {
+		t.Fatalf("L2 index: %v", err)
+	}
+	if f3.called("LoadCollection") != 0 {
+		t.Error("a collection with a foreign index was loaded")
 	}
 }
 
@@ -301,7 +305,7 @@ func TestSearchRequests(t *testing.T) {
 		if r.GetDsl() != "site_id == 3" {
 			t.Errorf("search %d: filter %q", i, r.GetDsl())
 		}
-		if anns := kv(r.GetSearchParams())["anns_field"]; anns != []string{fieldVector, fieldVector, fieldSparse, fieldSparse}[i] {
+		if anns := kvMap(r.GetSearchParams())["anns_field"]; anns != []string{fieldVector, fieldVector, fieldSparse, fieldSparse}[i] {
 			t.Errorf("search %d: anns_field %q", i, anns)
 		}
 	}
