@@ -3,11 +3,9 @@ package api
 import (
 	"encoding/json"
 	"strings"
-	"unicode"
 
 	"github.com/gofiber/fiber/v2"
 
-	"github.com/lorekb/lore/internal/analyze"
 	"github.com/lorekb/lore/internal/db"
 	"github.com/lorekb/lore/models"
 )
@@ -138,27 +136,8 @@ func collectionPath(id int64, chains map[int64]db.CollectionNode) *DocumentColle
 
 // --- helpers ---
 
-// readingTime estimates minutes at 200 words per minute, at least 1. A word
-// is a run of letters or digits, except that each CJK character counts as a
-// word of its own (those scripts do not separate words with spaces).
-func readingTime(content string) int {
-	words, inWord := 0, false
-	for _, r := range content {
-		switch {
-		case analyze.IsCJK(r):
-			words++
-			inWord = false
-		case unicode.IsLetter(r) || unicode.IsDigit(r) || r == '\'' || r == '_':
-			if !inWord {
-				words++
-				inWord = true
-			}
-		default:
-			inWord = false
-		}
-	}
-	return max(1, words/200)
-}
+// readingTime estimates minutes (see models.ReadingTime).
+func readingTime(content string) int { return models.ReadingTime(content) }
 
 // cleanTags trims tags, drops blanks and duplicates, and encodes the JSON
 // array stored in the row.

@@ -26,6 +26,7 @@ const (
 	JobRemoveVectors     = workflows.KindRemoveVectors
 	JobDeleteSite        = workflows.KindDeleteSite
 	JobReindex           = workflows.KindReindex
+	JobImport            = workflows.KindImport
 )
 
 // jobIDKey is the fiber local naming the job a request started (the request
@@ -196,7 +197,10 @@ func (s *Server) retryJob(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	if !retryable[v.Status] {
+	// An import that completed with failed files may be retried too: it
+	// tries those files again (the imported ones keep their documents).
+	partial := j.Kind == JobImport && v.Status == "completed" && v.Progress != nil && v.Progress.Failed > 0
+	if !retryable[v.Status] && !partial {
 		return Conflict("job %s is %s; only a failed, cancelled, terminated or timed-out job can be retried", j.ID, v.Status)
 	}
 	js := jobStart{id: j.WorkflowID, meta: workflows.JobMeta{Kind: j.Kind, TenantID: j.TenantID, SiteID: j.SiteID,
@@ -210,6 +214,10 @@ func (s *Server) retryJob(c *fiber.Ctx) error {
 		js.input, js.wf = decodeInput[workflows.RemoveVectorsInput](j), workflows.RemoveDocumentVectors
 	case JobDeleteSite:
 		js.input, js.wf = decodeInput[workflows.DeleteSiteInput](j), workflows.DeleteSite
+	case JobImport:
+		// Files already imported keep their documents (import items); the
+		// others are tried again.
+		js.input, js.wf = decodeInput[workflows.ImportInput](j), workflows.Import
 	default:
 		return Conflict("job %s is of kind %s, which cannot be retried here", j.ID, j.Kind)
 	}

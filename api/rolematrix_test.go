@@ -233,6 +233,10 @@ func (m *matrix) call(r Route, who matrixCaller, s matrixSite, own bool, adminJo
 		b, ct := multipartBody(h.t, []upPart{{field: field, filename: "m.txt", content: []byte("matrix")}}, nil)
 		c.path += fmt.Sprintf("?folder=sites/%d", s.id)
 		c.body, c.headers = b, []string{"Content-Type", ct}
+	case "POST /documents:import":
+		b, ct := multipartBody(h.t, []upPart{{field: "files", filename: "m.md", content: []byte("# m\n")}},
+			map[string]string{"site_id": itoa(s.id)})
+		c.body, c.headers = b, []string{"Content-Type", ct}
 	case "POST /documents", "POST /collections":
 		c.body = map[string]any{"title": "m", "site_id": s.id}
 	case "POST /documents:batchVectorize":

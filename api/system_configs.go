@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/gofiber/fiber/v2"
+	"github.com/lorekb/lore/internal/convert/processor"
 	"github.com/lorekb/lore/internal/db"
 	"github.com/lorekb/lore/internal/deps"
 )
@@ -170,7 +171,7 @@ func (s *Server) systemConfigRoutes() []Route {
 }
 
 // configKeys are the configuration documents the API manages.
-var configKeys = map[string]bool{deps.AIConfigKey: true, deps.BotConfigKey: true}
+var configKeys = map[string]bool{deps.AIConfigKey: true, deps.BotConfigKey: true, processor.ConfigKey: true}
 
 func cfgTenant(c *fiber.Ctx) int64 { return principal(c).User.TenantID }
 

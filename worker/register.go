@@ -21,6 +21,8 @@ func register(ctx context.Context, w worker.Worker, d *deps.Deps) error {
 	w.RegisterWorkflowWithOptions(workflows.ChatWorkflow{Hub: d.Hub}.Run,
 		workflow.RegisterOptions{Name: workflows.ChatWorkflowName})
 	w.RegisterWorkflow(workflows.KefuSync)
+	w.RegisterWorkflow(workflows.Import)
+	w.RegisterActivity(&activities.Import{D: d, Sources: d.DataSource})
 	w.RegisterActivity(&activities.Vectorize{D: d})
 	w.RegisterActivity(&activities.Sites{D: d})
 	w.RegisterActivity(&activities.Chat{D: d, Hub: d.Hub})

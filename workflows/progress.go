@@ -34,6 +34,8 @@ type Progress struct {
 	FailedIDs []int64          `json:"failed_ids"`
 	Done      bool             `json:"done"`
 	Counts    map[string]int64 `json:"counts,omitempty"`
+	// Items are the per-file results of an import (absent for other kinds).
+	Items []ItemResult `json:"items,omitempty"`
 }
 
 // BatchProgress is the progress of a batch vectorization (the name it had

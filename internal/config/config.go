@@ -67,6 +67,11 @@ type Config struct {
 	UploadMaxBytes  int64
 	UploadAllowExt  []string
 
+	// Imports (POST /documents:import, data sources).
+	ImportMaxFiles    int   // LORE_IMPORT_MAX_FILES: files per import
+	ImportMaxBytes    int64 // LORE_IMPORT_MAX_BYTES: largest file converted
+	ImportConcurrency int   // LORE_IMPORT_CONCURRENCY: files converted at once per import
+
 	// Model defaults (ai-config in the database overrides them per tenant).
 	EmbedProvider  string // local | openai
 	EmbedBaseURL   string
@@ -167,6 +172,9 @@ func LoadFrom(lookup func(string) (string, bool)) (*Config, error) {
 		UploadMaxBytes:  int64(e.int("LORE_UPLOAD_MAX_BYTES", 300<<20)),
 		UploadAllowExt: strings.Split(e.str("LORE_UPLOAD_ALLOWED_EXT",
 			"jpg,jpeg,png,gif,webp,svg,pdf,doc,docx,xls,xlsx,ppt,pptx,txt,md,zip"), ","),
+		ImportMaxFiles:    e.int("LORE_IMPORT_MAX_FILES", 1000),
+		ImportMaxBytes:    int64(e.int("LORE_IMPORT_MAX_BYTES", 100<<20)),
+		ImportConcurrency: e.int("LORE_IMPORT_CONCURRENCY", 4),
 
 		EmbedProvider:  e.str("EMBED_PROVIDER", "local"),
 		EmbedBaseURL:   e.str("EMBED_BASE_URL", ""),

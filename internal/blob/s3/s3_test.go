@@ -1,33 +1,27 @@
 package s3_test
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
-	"os/exec"
-	"path/filepath"
-	"runtime"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/minio/minio-go/v7"
-	"github.com/minio/minio-go/v7/pkg/credentials"
 
 	"github.com/lorekb/lore/internal/blob"
 	"github.com/lorekb/lore/internal/blob/blobtest"
 	"github.com/lorekb/lore/internal/blob/s3"
+	"github.com/lorekb/lore/internal/testenv"
 )
 
 const (
-	rootUser     = "lore-test-admin"
-	rootPassword = "lore-test-secret-123"
+	rootUser     = testenv.MinioUser
+	rootPassword = testenv.MinioPassword
 )
 
 // endpoint is the host:port of the MinIO server started by TestMain.
@@ -36,149 +30,15 @@ var endpoint string
 // TestMain runs every test in this package against a real MinIO server that
 // it starts from a binary and stops afterwards.
 func TestMain(m *testing.M) {
-	os.Exit(runWithMinio(m))
-}
-
-func runWithMinio(m *testing.M) int {
-	bin, err := findMinio()
+	srv, err := testenv.StartMinio()
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "FAIL: %v\nThe S3 store tests need a real MinIO server binary: run `make tools` (installs bin/minio) or set MINIO_BIN.\n", err)
-		return 1
+		os.Exit(1)
 	}
-	dataDir, err := os.MkdirTemp("", "lore-minio-*")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "FAIL:", err)
-		return 1
-	}
-	defer os.RemoveAll(dataDir)
-
-	port, err := freePort()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "FAIL: no free port:", err)
-		return 1
-	}
-	endpoint = fmt.Sprintf("127.0.0.1:%d", port)
-	var logBuf bytes.Buffer
-	cmd := exec.Command(bin, "server", "--quiet", "--address", endpoint, filepath.Join(dataDir, "data"))
-	cmd.Env = append(os.Environ(),
-		"MINIO_ROOT_USER="+rootUser,
-		"MINIO_ROOT_PASSWORD="+rootPassword,
-		"MINIO_BROWSER=off",
-		"MINIO_UPDATE=off",
-		"MINIO_CI_CD=1",
-	)
-	cmd.Stdout = &logBuf
-	cmd.Stderr = &logBuf
-	cmd.SysProcAttr = sysProcAttr()
-	// Pdeathsig fires when the starting thread exits, so keep this
-	// goroutine on its thread for the server's whole life.
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-	if err := cmd.Start(); err != nil {
-		fmt.Fprintf(os.Stderr, "FAIL: starting %s: %v\n", bin, err)
-		return 1
-	}
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
-	defer func() {
-		_ = cmd.Process.Signal(syscall.SIGTERM)
-		select {
-		case <-exited:
-		case <-time.After(10 * time.Second):
-			_ = cmd.Process.Kill()
-			<-exited
-		}
-	}()
-
-	if err := waitLive(endpoint, exited, 90*time.Second); err != nil {
-		fmt.Fprintf(os.Stderr, "FAIL: MinIO (%s) did not become live: %v\n--- MinIO output ---\n%s\n", bin, err, logBuf.String())
-		return 1
-	}
-	return m.Run()
-}
-
-// findMinio locates the server binary: $MINIO_BIN, then <repo>/bin/minio,
-// then minio on PATH.
-func findMinio() (string, error) {
-	if p := os.Getenv("MINIO_BIN"); p != "" {
-		if _, err := os.Stat(p); err != nil {
-			return "", fmt.Errorf("MINIO_BIN=%s: %w", p, err)
-		}
-		return p, nil
-	}
-	if root, err := repoRoot(); err == nil {
-		p := filepath.Join(root, "bin", "minio")
-		if fi, err := os.Stat(p); err == nil && !fi.IsDir() {
-			return p, nil
-		}
-	}
-	if p, err := exec.LookPath("minio"); err == nil {
-		return p, nil
-	}
-	return "", errors.New("no MinIO binary found (checked $MINIO_BIN, <repo>/bin/minio and PATH)")
-}
-
-func repoRoot() (string, error) {
-	dir, err := os.Getwd()
-	if err != nil {
-		return "", err
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir, nil
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", errors.New("go.mod not found")
-		}
-		dir = parent
-	}
-}
-
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
-}
-
-func waitLive(addr string, exited <-chan error, timeout time.Duration) error {
-	deadline := time.Now().Add(timeout)
-	client := &http.Client{Timeout: 2 * time.Second}
-	for time.Now().Before(deadline) {
-		select {
-		case err := <-exited:
-			return fmt.Errorf("server exited: %v", err)
-		default:
-		}
-		resp, err := client.Get("http://" + addr + "/minio/health/live")
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				break
-			}
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
-	// Liveness only means the HTTP listener is up; the object layer may
-	// still answer "Server not initialized". Wait for a real S3 call.
-	mc, err := minio.New(addr, &minio.Options{Creds: credentials.NewStaticV4(rootUser, rootPassword, "")})
-	if err != nil {
-		return err
-	}
-	var lastErr error = fmt.Errorf("no 200 from /minio/health/live within %v", timeout)
-	for time.Now().Before(deadline) {
-		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-		_, lastErr = mc.ListBuckets(ctx)
-		cancel()
-		if lastErr == nil {
-			return nil
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
-	return lastErr
+	endpoint = srv.Addr
+	code := m.Run()
+	srv.Stop()
+	os.Exit(code)
 }
 
 func newStore(t *testing.T, bucket string, public bool) *s3.Store {

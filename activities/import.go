@@ -1,0 +1,287 @@
+package activities
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net/url"
+	"path"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/lorekb/lore/internal/blob"
+	"github.com/lorekb/lore/internal/convert"
+	"github.com/lorekb/lore/internal/convert/builtin"
+	"github.com/lorekb/lore/internal/convert/processor"
+	"github.com/lorekb/lore/internal/datasource"
+	"github.com/lorekb/lore/internal/db"
+	"github.com/lorekb/lore/internal/deps"
+	"github.com/lorekb/lore/models"
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/temporal"
+)
+
+// Import holds the import activities.
+type Import struct {
+	D *deps.Deps
+	// Sources opens a data source by id (set by the worker; see
+	// datasources.Open).
+	Sources func(ctx context.Context, ds *models.DataSource) (datasource.Source, error)
+	// Processors builds the converter of a configured external processor.
+	Processors func(c processor.Config) (convert.Converter, error)
+}
+
+// builtinConverters is built once; the registry is read-only.
+var builtinConverters = sync.OnceValue(builtin.Registry)
+
+// Where an import file comes from.
+const (
+	SourceUpload     = "upload"     // an object of Lore's store, uploaded with the request
+	SourceDataSource = "datasource" // a key of a data source
+)
+
+// ImportSpec is what every file of one import shares.
+type ImportSpec struct {
+	ImportID     string // the workflow id; with the file index it keys the created document
+	TenantID     int64
+	SiteID       int64
+	CollectionID *int64
+	Status       string // draft | published
+	Vectorize    bool   // mark documents pending; the workflow indexes them
+	Processor    string // "" or "builtin", else an external processor's id, name or type
+	Options      map[string]any
+	Author       string
+	MaxBytes     int64
+}
+
+// ImportFile is one file of an import.
+type ImportFile struct {
+	Name         string // the original file name: format and last-resort title
+	Source       string
+	DataSourceID int64
+	Key          string
+	// Reject is why the file fails without being fetched (a type no
+	// converter reads, a size over the limit), decided by the API.
+	Reject string `json:",omitempty"`
+}
+
+// ImportFileInput is the input of ImportFile.
+type ImportFileInput struct {
+	Spec  ImportSpec
+	Index int
+	File  ImportFile
+}
+
+// ImportFileResult reports one imported file.
+type ImportFileResult struct {
+	DocumentID int64
+	Title      string
+	Created    bool // false: a previous attempt had created it
+	Images     int
+}
+
+// ErrImportFile is the application error type of a file that cannot be
+// imported (unsupported, encrypted, corrupt, over the limit, missing):
+// Temporal does not retry it and the workflow records its reason.
+const ErrImportFile = "ImportFileFailed"
+
+func fileFailure(format string, args ...any) error {
+	return temporal.NewNonRetryableApplicationError(fmt.Sprintf(format, args...), ErrImportFile, nil)
+}
+
+// ImportFile fetches one file, converts it to Markdown, stores its images and
+// creates its document. A retry finds the document of an earlier attempt (by
+// import id and file index) and creates nothing.
+func (a *Import) ImportFile(ctx context.Context, in ImportFileInput) (ImportFileResult, error) {
+	if id, ok, err := a.D.DB.ImportedDocument(ctx, in.Spec.ImportID, in.Index); err != nil {
+		return ImportFileResult{}, err
+	} else if ok {
+		return ImportFileResult{DocumentID: id}, nil
+	}
+	stop := heartbeatEvery(ctx, 5*time.Second)
+	defer stop()
+	data, err := a.fetch(ctx, in)
+	if err != nil {
+		return ImportFileResult{}, err
+	}
+	conv, err := a.converter(ctx, in.Spec)
+	if err != nil {
+		return ImportFileResult{}, err
+	}
+	res, err := convert.Run(ctx, conv, convert.Input{Name: in.File.Name, Data: data, Options: in.Spec.Options,
+		Limits: convert.Limits{MaxBytes: in.Spec.MaxBytes}})
+	if err != nil {
+		if convert.Permanent(err) {
+			return ImportFileResult{}, fileFailure("%s: %v", in.File.Name, err)
+		}
+		return ImportFileResult{}, fmt.Errorf("%s: %w", in.File.Name, err)
+	}
+	md, err := a.storeImages(ctx, in, res)
+	if err != nil {
+		return ImportFileResult{}, err
+	}
+	res.Meta["source_name"] = in.File.Name
+	res.Meta["import_id"] = in.Spec.ImportID
+	mb, _ := json.Marshal(res.Meta)
+	meta := string(mb)
+	doc := &models.Document{TenantID: in.Spec.TenantID, SiteID: in.Spec.SiteID, CollectionID: in.Spec.CollectionID,
+		Title: res.Title, Content: md, Author: in.Spec.Author, Tags: "[]", Status: in.Spec.Status,
+		VectorStatus: models.VecNone, ContentVersion: 1, ReadingTime: models.ReadingTime(md), ParseMeta: &meta}
+	if in.Spec.Vectorize {
+		doc.VectorStatus = models.VecPending
+	}
+	id, created, err := a.D.DB.CreateImportedDocument(ctx, in.Spec.ImportID, in.Index, doc)
+	if errors.Is(err, db.ErrCollectionNotInSite) || errors.Is(err, db.ErrNotFound) {
+		return ImportFileResult{}, fileFailure("%s: the collection is gone or belongs to another site", in.File.Name)
+	}
+	if err != nil {
+		return ImportFileResult{}, err
+	}
+	return ImportFileResult{DocumentID: id, Title: res.Title, Created: created, Images: len(res.Images)}, nil
+}
+
+// heartbeatEvery heartbeats until stopped, so a worker that dies is noticed
+// within the heartbeat timeout while a long conversion keeps its attempt.
+func heartbeatEvery(ctx context.Context, d time.Duration) func() {
+	if !activity.IsActivity(ctx) {
+		return func() {}
+	}
+	done := make(chan struct{})
+	go func() {
+		t := time.NewTicker(d)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				activity.RecordHeartbeat(ctx)
+			}
+		}
+	}()
+	return func() { close(done) }
+}
+
+// fetch reads the file (at most MaxBytes, or it fails as too large).
+func (a *Import) fetch(ctx context.Context, in ImportFileInput) ([]byte, error) {
+	var rc io.ReadCloser
+	var err error
+	switch in.File.Source {
+	case SourceUpload:
+		if a.D.Blob == nil {
+			return nil, errors.New("no object store configured")
+		}
+		rc, _, err = a.D.Blob.Get(ctx, in.File.Key)
+	case SourceDataSource:
+		ds, derr := a.D.DB.GetDataSource(ctx, in.File.DataSourceID)
+		if errors.Is(derr, db.ErrNotFound) || (derr == nil && ds.TenantID != in.Spec.TenantID) {
+			return nil, fileFailure("%s: data source %d no longer exists", in.File.Name, in.File.DataSourceID)
+		}
+		if derr != nil {
+			return nil, derr
+		}
+		src, serr := a.Sources(ctx, ds)
+		if serr != nil {
+			return nil, fileFailure("%s: data source %d cannot be opened: %v", in.File.Name, ds.ID, serr)
+		}
+		rc, _, err = src.Get(ctx, in.File.Key)
+	default:
+		return nil, fileFailure("%s: unknown source %q", in.File.Name, in.File.Source)
+	}
+	if errors.Is(err, blob.ErrNotFound) {
+		return nil, fileFailure("%s: the file is no longer in the store", in.File.Name)
+	}
+	if errors.Is(err, datasource.ErrInvalidKey) || errors.Is(err, blob.ErrInvalidName) {
+		return nil, fileFailure("%s: %v", in.File.Name, err)
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer rc.Close()
+	limit := in.Spec.MaxBytes
+	if limit <= 0 {
+		limit = convert.DefaultLimits.MaxBytes
+	}
+	data, err := io.ReadAll(io.LimitReader(rc, limit+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(data)) > limit {
+		return nil, fileFailure("%s: %v: more than %d bytes", in.File.Name, convert.ErrTooLarge, limit)
+	}
+	return data, nil
+}
+
+// converter is the built-in registry or the named external processor.
+func (a *Import) converter(ctx context.Context, spec ImportSpec) (convert.Converter, error) {
+	if spec.Processor == "" || spec.Processor == builtin.Name {
+		return registryConverter{builtinConverters()}, nil
+	}
+	row, err := a.D.DB.GetSystemConfig(ctx, spec.TenantID, processor.ConfigKey)
+	if err != nil && !errors.Is(err, db.ErrNotFound) {
+		return nil, err
+	}
+	raw := ""
+	if row != nil {
+		raw = row.Value
+	}
+	doc, err := processor.Parse(raw)
+	if err != nil {
+		return nil, fileFailure("the doc-processor config cannot be read: %v", err)
+	}
+	cfg, ok := doc.Find(spec.Processor)
+	if !ok {
+		return nil, fileFailure("document processor %q is not configured or not enabled", spec.Processor)
+	}
+	if a.Processors == nil {
+		return processor.New(cfg, nil)
+	}
+	return a.Processors(cfg)
+}
+
+// registryConverter lets the registry stand where one converter is wanted.
+type registryConverter struct{ r *convert.Registry }
+
+func (r registryConverter) Name() string      { return builtin.Name }
+func (r registryConverter) Formats() []string { return r.r.Formats() }
+func (r registryConverter) Convert(ctx context.Context, in convert.Input) (*convert.Result, error) {
+	return r.r.Convert(ctx, in)
+}
+
+// storeImages puts the extracted images under the site
+// (sites/<site>/imports/<import>/<file>/<name>, so a retry overwrites them
+// and deleting the site removes them) and rewrites their links to the
+// public file route.
+func (a *Import) storeImages(ctx context.Context, in ImportFileInput, res *convert.Result) (string, error) {
+	if len(res.Images) == 0 || a.D.Blob == nil {
+		return convert.RewriteImages(res.Markdown, nil), nil
+	}
+	urls := map[string]string{}
+	base := strings.TrimRight(a.D.Cfg.PublicURL, "/")
+	for _, img := range res.Images {
+		name := fmt.Sprintf("sites/%d/imports/%s/%d/%s", in.Spec.SiteID, in.Spec.ImportID, in.Index, img.Name)
+		ct := img.ContentType
+		if ct == "" {
+			ct = mime.TypeByExtension(path.Ext(img.Name))
+		}
+		if _, err := a.D.Blob.Put(ctx, name, strings.NewReader(string(img.Data)), int64(len(img.Data)), ct, nil); err != nil {
+			return "", fmt.Errorf("store image %s: %w", img.Name, err)
+		}
+		urls[img.Name] = base + "/v1/files/" + (&url.URL{Path: name}).EscapedPath() + ":download"
+	}
+	return convert.RewriteImages(res.Markdown, urls), nil
+}
+
+// RemoveUploads deletes the uploaded source files of a finished import.
+func (a *Import) RemoveUploads(ctx context.Context, prefix string) error {
+	if a.D.Blob == nil || !strings.HasPrefix(prefix, "sites/") || !strings.HasSuffix(prefix, "/") {
+		return nil
+	}
+	return a.D.Blob.DeletePrefix(ctx, prefix)
+}

@@ -1,0 +1,203 @@
+package api
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+	"github.com/google/uuid"
+	"github.com/lorekb/lore/internal/convert/processor"
+	"github.com/lorekb/lore/internal/db"
+)
+
+// DocProcessorView is GET /system-configs/doc-processor (the reference's
+// DocProcessorResponse), api keys masked.
+type DocProcessorView struct {
+	Processors []processor.Config `json:"processors"`
+}
+
+// DocProcessorsUpdate is the PUT body: the whole list. A processor keeps its
+// id; one without an id gets a new one. An omitted or masked api_key keeps
+// the stored key of the same id, unless base_url changed: then the key must
+// be sent again, so a stored key is never sent to a new address.
+type DocProcessorsUpdate struct {
+	Processors []processor.Config `json:"processors" validate:"max=50"`
+}
+
+// TestDocProcessorRequest is the body of test-connection.
+type TestDocProcessorRequest struct {
+	Config processor.Config `json:"config"`
+}
+
+// DocProcessorHealth is a successful connection test.
+type DocProcessorHealth struct {
+	Status  string  `json:"status" enum:"healthy"`
+	Version *string `json:"version"`
+}
+
+func (s *Server) docProcessorRoutes() []Route {
+	return []Route{
+		{Surface: Admin, Method: http.MethodGet, Path: "/system-configs/doc-processor", Tag: "system-configs", Perm: AdminOnly,
+			Summary: "List the external document processors (api keys masked)", Response: DocProcessorView{}, Handler: s.getDocProcessors},
+		{Surface: Admin, Method: http.MethodPut, Path: "/system-configs/doc-processor", Tag: "system-configs", Perm: AdminOnly,
+			Summary:     "Replace the list of external document processors (Docling, MinerU, PaddleOCR)",
+			Description: "An omitted or masked api_key keeps the stored key of the same id unless base_url changed (then 422: send the key again).",
+			Body:        DocProcessorsUpdate{}, Response: DocProcessorView{}, Handler: s.putDocProcessors},
+		{Surface: Admin, Method: http.MethodPost, Path: "/system-configs/doc-processor/test-connection", Tag: "system-configs", Perm: AdminOnly,
+			Summary:     "Reach a document processor's health endpoint (given settings, or the stored key of the same id)",
+			Description: "Answers {status: healthy, version} or 400 with the processor's error.",
+			Body:        TestDocProcessorRequest{}, Response: DocProcessorHealth{}, Handler: s.testDocProcessor},
+	}
+}
+
+// processors reads a tenant's stored processors (keys in clear).
+func (s *Server) processors(c *fiber.Ctx, tenantID int64) (processor.Document, error) {
+	row, err := s.d.DB.GetSystemConfig(c.UserContext(), tenantID, processor.ConfigKey)
+	if errors.Is(err, db.ErrNotFound) {
+		return processor.Document{Processors: []processor.Config{}}, nil
+	}
+	if err != nil {
+		return processor.Document{}, err
+	}
+	return processor.Parse(row.Value)
+}
+
+func maskProcessors(d processor.Document) DocProcessorView {
+	out := DocProcessorView{Processors: make([]processor.Config, len(d.Processors))}
+	for i, p := range d.Processors {
+		p.APIKey = maskSecret(p.APIKey)
+		if m, ok := maskTree(map[string]any(p.Config)).(map[string]any); ok && p.Config != nil {
+			p.Config = m
+		}
+		p.Origin = "tenant"
+		out.Processors[i] = p
+	}
+	return out
+}
+
+func (s *Server) getDocProcessors(c *fiber.Ctx) error {
+	d, err := s.processors(c, cfgTenant(c))
+	if err != nil {
+		return err
+	}
+	return ok(c, maskProcessors(d))
+}
+
+func (s *Server) putDocProcessors(c *fiber.Ctx) error {
+	var in DocProcessorsUpdate
+	if err := bindJSON(c, &in); err != nil {
+		return err
+	}
+	old, err := s.processors(c, cfgTenant(c))
+	if err != nil {
+		return err
+	}
+	byID := map[string]processor.Config{}
+	for _, p := range old.Processors {
+		byID[p.ID] = p
+	}
+	seen := map[string]bool{}
+	out := processor.Document{Processors: []processor.Config{}}
+	for i, p := range in.Processors {
+		if p.Origin == "platform" {
+			continue // platform entries are shown, never stored per tenant
+		}
+		if err := p.Validate(); err != nil {
+			return Invalid("processors[%d].%v", i, err)
+		}
+		if p.ID == "" {
+			p.ID = uuid.NewString()
+		}
+		if len(p.ID) > 64 || seen[p.ID] {
+			return Invalid("processors[%d].id: duplicate or longer than 64 characters", i)
+		}
+		seen[p.ID] = true
+		if err := restoreProcessorKey(&p, byID[p.ID], i); err != nil {
+			return err
+		}
+		p.Origin = ""
+		out.Processors = append(out.Processors, p)
+	}
+	b, _ := json.Marshal(out)
+	if _, err := s.d.DB.PutSystemConfig(c.UserContext(), cfgTenant(c), processor.ConfigKey, string(b)); err != nil {
+		return err
+	}
+	return ok(c, maskProcessors(out))
+}
+
+// restoreProcessorKey completes an api_key sent masked or omitted from the
+// stored processor of the same id, and refuses to when the address changed.
+func restoreProcessorKey(p *processor.Config, stored processor.Config, i int) error {
+	masked := strings.Contains(p.APIKey, maskMarker)
+	if p.APIKey != "" && !masked {
+		return nil
+	}
+	if stored.APIKey == "" {
+		if masked {
+			return Invalid("processors[%d].api_key: masked value given but no key is stored; send the full value", i)
+		}
+		return nil
+	}
+	if strings.TrimRight(stored.BaseURL, "/") != strings.TrimRight(p.BaseURL, "/") {
+		return Invalid("processors[%d].api_key: base_url changed; send the api_key again", i)
+	}
+	p.APIKey = stored.APIKey
+	return nil
+}
+
+func (s *Server) testDocProcessor(c *fiber.Ctx) error {
+	var in TestDocProcessorRequest
+	if err := bindJSON(c, &in); err != nil {
+		return err
+	}
+	p := in.Config
+	if err := p.Validate(); err != nil {
+		return Invalid("config.%v", err)
+	}
+	old, err := s.processors(c, cfgTenant(c))
+	if err != nil {
+		return err
+	}
+	var stored processor.Config
+	for _, o := range old.Processors {
+		if o.ID == p.ID && p.ID != "" {
+			stored = o
+		}
+	}
+	if err := restoreProcessorKey(&p, stored, 0); err != nil {
+		return Invalid("config.api_key: %s", strings.TrimPrefix(err.(*Error).Msg, "processors[0].api_key: "))
+	}
+	remote, err := processor.New(p, s.outboundClient(30*time.Second))
+	if err != nil {
+		return BadRequest("config.type: %v", err)
+	}
+	ctx, cancel := context.WithTimeout(c.UserContext(), 30*time.Second)
+	defer cancel()
+	version, err := remote.Health(ctx)
+	if err != nil {
+		return BadRequest("connection failed: %s", redact(err.Error(), p.APIKey))
+	}
+	out := DocProcessorHealth{Status: "healthy"}
+	if version != "" {
+		out.Version = &version
+	}
+	return ok(c, out)
+}
+
+// redact removes a secret from a message shown to the caller.
+func redact(msg, secret string) string {
+	if secret == "" {
+		return msg
+	}
+	return strings.ReplaceAll(msg, secret, maskSecret(secret))
+}
+
+// outboundClient is the HTTP client of calls to addresses an administrator
+// configured.
+func (s *Server) outboundClient(timeout time.Duration) *http.Client {
+	return &http.Client{Timeout: timeout, Transport: outboundTransport()}
+}
