@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"net/url"
 	"strings"
 	"time"
 
@@ -14,6 +13,7 @@ import (
 	"github.com/lorekb/lore/internal/convert/processor"
 	"github.com/lorekb/lore/internal/db"
 	"github.com/lorekb/lore/internal/deps"
+	"github.com/lorekb/lore/internal/netguard"
 )
 
 // System configuration (admin only): per-tenant JSON documents stored in
@@ -153,7 +153,9 @@ func (s *Server) systemConfigRoutes() []Route {
 			Handler: s.getAIConfig},
 		{Surface: Admin, Method: http.MethodPut, Path: "/system-configs/ai-config", Tag: "system-configs", Perm: AdminOnly,
 			Summary: "Update sections of the AI model configuration",
-			Description: "Only the sections present change. An omitted or masked api_key keeps the stored key. " +
+			Description: "Only the sections present change. An omitted or masked api_key keeps the stored key while the provider and base_url stay; " +
+				"a section whose provider or base_url changes must send api_key (\"\" for none). base_url must be http(s), without credentials, " +
+				"and may not name metadata, link-local, loopback or private addresses unless LORE_ALLOWED_PROVIDER_HOSTS allows them. " +
 				"Changing the embedding provider, model, base_url or dimension marks the tenant's vectorized documents outdated.",
 			Body: AIConfigUpdate{}, Response: AIConfigView{}, Handler: s.putAIConfig},
 		{Surface: Admin, Method: http.MethodGet, Path: "/system-configs/bot-config", Tag: "system-configs", Perm: AdminOnly,
@@ -237,7 +239,7 @@ func storedAIConfig(value string, exists bool) (deps.AIConfig, error) {
 }
 
 func modelView(m deps.ModelConfig) ModelConfigView {
-	v := ModelConfigView{Provider: m.Provider, Model: m.Model, APIKey: maskSecret(m.APIKey), BaseURL: m.BaseURL,
+	v := ModelConfigView{Provider: m.Provider, Model: m.Model, APIKey: maskSecret(m.APIKey), BaseURL: netguard.RedactURL(m.BaseURL),
 		Mode: m.Mode, IsVision: m.IsVision}
 	if v.Mode == "" {
 		v.Mode = "custom"
@@ -309,6 +311,30 @@ func cfgContains(list []string, v string) bool {
 	return false
 }
 
+// keyless providers run in process and take no key.
+var keyless = map[string]bool{"": true, "local": true, "extractive": true, "lexical": true}
+
+// resendKey is the rule for a section whose endpoint changed: its secrets
+// are the ones sent with it and nothing else (api_key required, possibly
+// empty for a server without keys; masked values are refused).
+func resendKey(section string, raw json.RawMessage, m *deps.ModelConfig) error {
+	var fresh deps.ModelConfig
+	if err := mergeSection(section, raw, deps.ModelConfig{}, &fresh); err != nil {
+		var apiErr *Error
+		if errors.As(err, &apiErr) {
+			return Invalid("%s (the provider or base_url changed, so stored secrets are not kept)", apiErr.Msg)
+		}
+		return err
+	}
+	sent := map[string]json.RawMessage{}
+	_ = json.Unmarshal(raw, &sent)
+	if _, ok := sent["api_key"]; !ok && !keyless[strings.ToLower(strings.TrimSpace(fresh.Provider))] {
+		return Invalid("%s.api_key: required when the provider or base_url changes (the stored key is not sent to a new endpoint)", section)
+	}
+	*m = fresh
+	return nil
+}
+
 // checkModel validates a merged model section (provider lower-cased in place).
 func (s *Server) checkModel(section string, m *deps.ModelConfig, allowed []string) error {
 	m.Provider = strings.ToLower(strings.TrimSpace(m.Provider))
@@ -318,9 +344,8 @@ func (s *Server) checkModel(section string, m *deps.ModelConfig, allowed []strin
 		return Invalid("%s.provider: %q is not supported; use one of [%s]", section, m.Provider, strings.Join(allowed, " "))
 	}
 	if m.BaseURL != "" {
-		u, err := url.Parse(m.BaseURL)
-		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			return Invalid("%s.base_url: must be an http(s) URL", section)
+		if err := s.d.Guard().CheckURL(m.BaseURL); err != nil {
+			return Invalid("%s.base_url: %v", section, err)
 		}
 	} else if selfHosted[m.Provider] {
 		return Invalid("%s.base_url: field required for provider %s", section, m.Provider)
@@ -405,6 +430,16 @@ func (s *Server) putAIConfig(c *fiber.Ctx) error {
 			}
 			if err := s.checkModel(sec.name, &m, sec.allowed); err != nil {
 				return "", err
+			}
+			if !deps.SameEndpoint(old, m) {
+				// A stored key (or the platform's) is never sent to a
+				// new provider or base_url: the key must come again.
+				if err := resendKey(sec.name, raw[sec.name], &m); err != nil {
+					return "", err
+				}
+				if err := s.checkModel(sec.name, &m, sec.allowed); err != nil {
+					return "", err
+				}
 			}
 			*sec.stored = m
 		}

@@ -120,6 +120,9 @@ type Config struct {
 	LoginIPMaxFailures int
 	LoginWindow        time.Duration
 	TempPasswordTTL    time.Duration
+	// AllowedProviderHosts (LORE_ALLOWED_PROVIDER_HOSTS) are the internal
+	// hosts, host:ports, IPs and CIDRs configured endpoints may reach.
+	AllowedProviderHosts []string
 }
 
 // Load reads the environment. It creates the data directory and, when
@@ -216,6 +219,7 @@ func LoadFrom(lookup func(string) (string, bool)) (*Config, error) {
 		LoginIPMaxFailures:          e.int("LORE_LOGIN_IP_MAX_FAILURES", 30),
 		LoginWindow:                 e.dur("LORE_LOGIN_WINDOW", 15*time.Minute),
 		TempPasswordTTL:             e.dur("LORE_TEMP_PASSWORD_TTL", 72*time.Hour),
+		AllowedProviderHosts:        splitList(e.str("LORE_ALLOWED_PROVIDER_HOSTS", "")),
 		ViewFlushInterval:           e.dur("LORE_VIEW_FLUSH_INTERVAL", 200*time.Millisecond),
 		ClientSiteCacheTTL:          e.dur("LORE_SITE_CACHE_TTL", 10*time.Minute),
 	}

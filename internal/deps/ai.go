@@ -95,13 +95,13 @@ func (d *Deps) LoadAIConfig(ctx context.Context, tenantID int64) (AIConfig, erro
 		return cfg, fmt.Errorf("ai-config: %w", err)
 	}
 	if stored.Chat.Provider != "" {
-		cfg.Chat = stored.Chat
+		cfg.Chat = withoutEnvKey(stored.Chat, cfg.Chat)
 	}
 	if stored.Embedding.Provider != "" {
-		cfg.Embedding = stored.Embedding
+		cfg.Embedding = withoutEnvKey(stored.Embedding, cfg.Embedding)
 	}
 	if stored.Rerank.Provider != "" {
-		cfg.Rerank = stored.Rerank
+		cfg.Rerank = withoutEnvKey(stored.Rerank, cfg.Rerank)
 	}
 	if stored.VectorizeMode != "" {
 		cfg.VectorizeMode = stored.VectorizeMode
@@ -167,7 +167,8 @@ func (d *Deps) EmbedderFor(m ModelConfig) (embed.Embedder, error) {
 			}
 			return localembed.New(dim), nil
 		case isOpenAI(m.Provider):
-			return oai.New(oai.Config{BaseURL: m.BaseURL, APIKey: m.APIKey, Model: m.Model, Dimension: m.Dimension}), nil
+			return oai.New(oai.Config{BaseURL: m.BaseURL, APIKey: m.APIKey, Model: m.Model, Dimension: m.Dimension,
+				HTTPClient: d.GuardedClient()}), nil
 		}
 		return nil, fmt.Errorf("embedding provider %q is not supported (local, openai)", m.Provider)
 	})
@@ -189,7 +190,7 @@ func (d *Deps) ChatModel(ctx context.Context, tenantID int64) (llm.Model, string
 		case m.Provider == "" || m.Provider == "extractive" || m.Provider == "local":
 			return extractive.New(), nil
 		case isOpenAI(m.Provider):
-			return oaillm.New(oaillm.Config{BaseURL: m.BaseURL, APIKey: m.APIKey, Model: m.Model}), nil
+			return oaillm.New(oaillm.Config{BaseURL: m.BaseURL, APIKey: m.APIKey, Model: m.Model, HTTPClient: d.GuardedClient()}), nil
 		}
 		return nil, fmt.Errorf("chat provider %q is not supported (extractive, openai)", m.Provider)
 	})
@@ -211,7 +212,7 @@ func (d *Deps) Reranker(ctx context.Context, tenantID int64) (rerank.Reranker, e
 		case "", "lexical", "local":
 			return lexical.New(), nil
 		case "cohere", "jina", "vllm", "openai-compatible", "custom":
-			return cohere.New(cohere.Config{BaseURL: m.BaseURL, APIKey: m.APIKey, Model: m.Model}), nil
+			return cohere.New(cohere.Config{BaseURL: m.BaseURL, APIKey: m.APIKey, Model: m.Model, HTTPClient: d.GuardedClient()}), nil
 		}
 		return nil, fmt.Errorf("rerank provider %q is not supported (lexical, cohere)", m.Provider)
 	})

@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"os"
 	"sync"
 	"time"
@@ -17,6 +18,7 @@ import (
 	"github.com/lorekb/lore/internal/config"
 	"github.com/lorekb/lore/internal/db"
 	"github.com/lorekb/lore/internal/memo"
+	"github.com/lorekb/lore/internal/netguard"
 	"github.com/lorekb/lore/internal/streamhub"
 	"github.com/lorekb/lore/internal/telemetry"
 	"go.temporal.io/sdk/client"
@@ -42,6 +44,10 @@ type Deps struct {
 	vectors vectorStores
 	// aiConfigs holds each tenant's ai-config briefly (see AIConfig).
 	aiConfigs memo.TTL[int64, AIConfig]
+	// guard and guardClient: see Guard (built once, on first use).
+	guardOnce   sync.Once
+	guard       *netguard.Policy
+	guardClient *http.Client
 }
 
 // NewLogger returns the structured JSON logger of the process.
