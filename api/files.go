@@ -18,7 +18,9 @@ import (
 // Files: uploads kept in the blob store (s.d.Blob). Uploaded objects get a
 // generated name "<folder>/<uuid4>.<ext>"; the filename the user chose is
 // kept in the object's metadata. Objects under "sites/<site_id>/" belong to
-// that site: admins need the site, and client reads go through clientSite
+// that site: site admins manage only their sites' objects, every other object
+// (the default uploads/ folder) is managed by admins only (others get 404 as
+// for a missing file); client reads of site objects go through clientSite
 // (active site, access token when the site has a password). Every object name
 // from a request is URL-decoded once and checked with blob.ValidateName before
 // the store is touched.
@@ -197,7 +199,7 @@ func (s *Server) listFiles(c *fiber.Ctx) error {
 	p := principal(c)
 	visible := all[:0]
 	for _, it := range all {
-		if id, ok := siteOfObject(it.Name); ok && !p.CanSite(id, SiteAdminUp) {
+		if !p.canObject(it.Name) {
 			continue
 		}
 		visible = append(visible, it)

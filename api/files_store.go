@@ -93,12 +93,27 @@ func (s *Server) adminObject(c *fiber.Ctx) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	// Another site's objects are 403 whether they exist or not (as every
+	// site-scoped route answers); objects outside sites/ are 404 for
+	// non-admins, again whether they exist or not.
 	if id, ok := siteOfObject(name); ok {
 		if err := requireSite(c, id, SiteAdminUp); err != nil {
 			return "", err
 		}
+	} else if !principal(c).IsAdmin() {
+		return "", NotFound("file")
 	}
 	return name, nil
+}
+
+// canObject reports whether an admin-surface caller may manage an object:
+// objects under sites/<id>/ belong to that site, every other object (the
+// default uploads/ folder) to admins only.
+func (p *Principal) canObject(name string) bool {
+	if id, ok := siteOfObject(name); ok {
+		return p.CanSite(id, SiteAdminUp)
+	}
+	return p.IsAdmin()
 }
 
 // clientObject reads the object name and checks the reader may see it: files

@@ -41,13 +41,19 @@ func (s *Server) uploadFolder(c *fiber.Ctx, formValue string) (string, error) {
 	if bad {
 		return "", BadRequest("folder: %q is not a valid folder (a relative path whose segments do not start with '.')", truncate(folder, 80))
 	}
-	if id, ok := siteOfObject(folder + "/"); ok {
-		if err := requireSite(c, id, SiteAdminUp); err != nil {
-			return "", err
+	id, ok := siteOfObject(folder + "/")
+	p := principal(c)
+	if !ok {
+		if !p.IsAdmin() {
+			return "", Invalid("folder: site admins upload into sites/<site_id>/ (other folders are for admins)")
 		}
-		if _, err := visibleSite(s.d.DB.GetSite(c.UserContext(), id)); err != nil {
-			return "", BadRequest("folder: site %d does not exist", id)
-		}
+		return folder, nil
+	}
+	if err := requireSite(c, id, SiteAdminUp); err != nil {
+		return "", err
+	}
+	if _, err := visibleSite(s.d.DB.GetSite(c.UserContext(), id)); err != nil {
+		return "", BadRequest("folder: site %d does not exist", id)
 	}
 	return folder, nil
 }
