@@ -345,7 +345,13 @@ func fieldData(req *milvuspb.UpsertRequest, name string) *schemapb.FieldData {
 // to their limit on a rune boundary.
 func TestUpsertRows(t *testing.T) {
 	f, addr := startFake(t)
-	s := openFake(t, f, addr)
+	var logged strings.Builder
+	s, err := Open(context.Background(), Config{Address: addr, Collection: "c", Dimension: 4,
+		Log: slog.New(slog.NewTextHandler(&logged, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
 	long := strings.Repeat("标题", maxTitleLen) // 6 bytes a repeat
 	c := vector.Chunk{ID: "d1-v1-c0", SiteID: 2, DocumentID: 1, Version: 1, Title: long, Heading: "Install > Linux",
 		Text: "Run the installer.", Vector: []float32{1, 0, 0, 0}}
@@ -359,6 +365,9 @@ func TestUpsertRows(t *testing.T) {
 	title := fieldData(req, fieldTitle).GetScalars().GetStringData().GetData()[0]
 	if len(title) > maxTitleLen || !utf8.ValidString(title) || !strings.HasPrefix(long, title) || len(title) < maxTitleLen-3 {
 		t.Errorf("title of %d bytes, valid %v", len(title), utf8.ValidString(title))
+	}
+	if !strings.Contains(logged.String(), "field=title") || !strings.Contains(logged.String(), "chunk=d1-v1-c0") {
+		t.Errorf("the cut title was not logged: %q", logged.String())
 	}
 	if got := fieldData(req, fieldSite).GetScalars().GetLongData().GetData(); fmt.Sprint(got) != "[2]" {
 		t.Errorf("site_id %v", got)
