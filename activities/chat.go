@@ -31,14 +31,11 @@ type Chat struct {
 	D *deps.Deps
 	// Hub is this process's hub: a model call running as a local activity
 	// (its run's reader is in this process) publishes every event there at
-	// once; a reader that leaves cancels the call through it; early calls
-	// wait there for their runs.
+	// once; a reader that leaves cancels the call through it.
 	Hub *streamhub.Hub
 	// FlushInterval batches token deltas into one signal (tens of
 	// milliseconds: never one signal per token).
 	FlushInterval time.Duration
-	// EarlyWithin bounds how long an early call waits for its run (0: 10 s).
-	EarlyWithin time.Duration
 }
 
 // TurnMessage is one message of the current turn as the workflow holds it:
@@ -130,13 +127,13 @@ func (a *Chat) ModelTurn(ctx context.Context, in ModelTurnInput) (ModelTurnResul
 	if err != nil {
 		return ModelTurnResult{}, err
 	}
-	gen, t0 := a.adoptEarly(ctx, in, model, modelName, req)
+	t0 := time.Now()
 	em := a.newEmitter(ctx, in)
 	defer em.close()
 	var res ModelTurnResult
 	started := map[int]bool{}
 	res.ContextCount = len(req.Messages) - 1
-	out, err := gen(ctx, req, func(d llm.Delta) {
+	out, err := model.Generate(ctx, req, func(d llm.Delta) {
 		now := time.Now().UnixMilli() - in.StartedAtMs
 		if res.FirstDeltaMs == 0 {
 			res.FirstDeltaMs = max(now, 1)

@@ -177,8 +177,7 @@ func (em *emitter) fail(ctx context.Context, err error) error {
 	case errors.Is(context.Cause(ctx), errStreamDeadline):
 		typ, nonRetryable = ErrStreamTimeout, true
 	case em.a.Hub != nil && isClosed(em.a.Hub.Cancelled(em.wfID)):
-		// Also when the call ended before ctx saw the cancel (an adopted
-		// early call stops on the same cancel, possibly first).
+		// Also when the call ended before ctx saw the cancel.
 		typ, nonRetryable = ErrClientGone, true
 	case errors.Is(err, llm.ErrPermanent):
 		typ, nonRetryable = "ModelPermanent", true

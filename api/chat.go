@@ -169,14 +169,8 @@ func (s *Server) prepareChatTurn(ctx context.Context, t chatTurn) (*startedTurn,
 	if s.hub != nil && t.Reply == nil {
 		in.Reader = s.hub.ID // this process reads the turn
 	}
-	early := in.Reader != "" && cfg.ChatEarlyCall
 	wfID := workflows.ChatRunID(t.ThreadID, ts.Session.ID, ts.Turn)
 	launch := func(ctx context.Context) error {
-		if early {
-			// The run's first model call starts now, while the run starts;
-			// the run adopts it (activities.Early).
-			s.early.Start(wfID, workflows.FirstModelInput(in))
-		}
 		_, err := tc.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: wfID, TaskQueue: cfg.TemporalQueue,
 			// With the worker in this process, the first workflow task comes
 			// back in the start response and runs here: no trip through the queue.
@@ -190,9 +184,6 @@ func (s *Server) prepareChatTurn(ctx context.Context, t chatTurn) (*startedTurn,
 			WorkflowExecutionErrorWhenAlreadyStarted: true}, workflows.ChatWorkflowName, in)
 		if err == nil {
 			return nil
-		}
-		if early {
-			s.early.Cancel(wfID)
 		}
 		err = Unavailable("could not start the chat run: %v", err)
 		notice := "[System Error: " + err.Error() + "]"

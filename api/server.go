@@ -19,7 +19,6 @@ import (
 	"github.com/gofiber/fiber/v2/middleware/adaptor"
 	"github.com/gofiber/fiber/v2/middleware/filesystem"
 	"github.com/google/uuid"
-	"github.com/lorekb/lore/activities"
 	"github.com/lorekb/lore/internal/deps"
 	"github.com/lorekb/lore/internal/memo"
 	"github.com/lorekb/lore/internal/streamhub"
@@ -38,9 +37,8 @@ type Server struct {
 	d      *deps.Deps
 	log    *slog.Logger
 	routes []Route
-	docs   *docState        // view recorder and client document detail cache
-	hub    *streamhub.Hub   // chat events from a worker in this process (nil: log only)
-	early  activities.Early // starts early model calls for that worker's runs
+	docs   *docState      // view recorder and client document detail cache
+	hub    *streamhub.Hub // chat events from a worker in this process (nil: log only)
 	// siteRows backs the client site check (see siteRowTTL).
 	siteRows memo.TTL[int64, *models.Site]
 	// tenantSlugs maps the tenant_slug of client reads to tenant ids (0:
@@ -60,7 +58,6 @@ func New(d *deps.Deps) *Server {
 	s.tenantSlugs = memo.TTL[string, int64]{Keep: tenantSlugTTL, Max: 10000}
 	if d.Cfg.RunWorker {
 		s.hub = d.Hub
-		s.early = activities.Early{Chat: &activities.Chat{D: d, Hub: s.hub}}
 	}
 	cfg := fiber.Config{
 		ErrorHandler: s.errorHandler,

@@ -223,13 +223,6 @@ func modelInput(in ChatRunInput, turn []activities.TurnMessage, offerTools bool,
 	}
 }
 
-// FirstModelInput is the input of the run's first model call (after
-// response.created, tools offered): what an early call (activities.Early.Start)
-// must send for the run to adopt it.
-func FirstModelInput(in ChatRunInput) activities.ModelTurnInput {
-	return modelInput(in, nil, true, 1)
-}
-
 // agent is the loop of SPEC.md "Agent routing": tool calls go to the tools
 // stage (even above the iteration limit, where a force-stop instruction is
 // injected), otherwise the run ends; summarization (rule 2) runs after the

@@ -101,7 +101,6 @@ type Config struct {
 	AgentSummaryTriggerMsgCount int
 	AgentSummaryKeepLastN       int
 	ChatStreamTimeoutSeconds    float64
-	ChatEarlyCall               bool // LORE_CHAT_EARLY_CALL: a turn's first model call starts while its run starts (activities.Early)
 	BatchVectorizeMaxDocs       int
 	BatchVectorizeConcurrency   int
 	BatchVectorizeGroup         int // documents per batch activity
@@ -206,7 +205,6 @@ func LoadFrom(lookup func(string) (string, bool)) (*Config, error) {
 		AgentSummaryTriggerMsgCount: e.int("AGENT_SUMMARY_TRIGGER_MSG_COUNT", 10),
 		AgentSummaryKeepLastN:       e.int("AGENT_SUMMARY_KEEP_LAST_N", 6),
 		ChatStreamTimeoutSeconds:    e.float("CHAT_STREAM_TIMEOUT_SECONDS", 120.0),
-		ChatEarlyCall:               e.bool("LORE_CHAT_EARLY_CALL", true),
 		BatchVectorizeMaxDocs:       e.int("LORE_BATCH_VECTORIZE_MAX", 5000),
 		BatchVectorizeConcurrency:   e.int("LORE_BATCH_VECTORIZE_CONCURRENCY", 2),
 		BatchVectorizeGroup:         e.int("LORE_BATCH_VECTORIZE_GROUP", 100),

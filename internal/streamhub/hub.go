@@ -7,7 +7,7 @@
 // reaches it (a model call's with its result), and every other reader (a
 // reconnect elsewhere, a run whose worker is in another process) reads the
 // log only. The hub also carries, per run, the reader's cancellation to the
-// model call and the API's early model call to the run's first ModelTurn.
+// model call.
 //
 // A process builds one Hub (deps.Open) and passes it to its API and worker.
 package streamhub
@@ -46,7 +46,6 @@ type run struct {
 	cancel    chan struct{} // closed by Cancel
 	cancelled bool
 	last      time.Time
-	parked    any // see Park
 }
 
 // New returns a hub that forgets a run ttl after its last event.
@@ -160,29 +159,4 @@ func (h *Hub) Local(key string) bool {
 	defer h.mu.Unlock()
 	r := h.runs[key]
 	return r != nil && r.local
-}
-
-// Park leaves v with the run for its worker to Take (the API's early model
-// call, see activities.Early) and returns what was parked before, if any.
-func (h *Hub) Park(key string, v any) (old any) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	r := h.get(key)
-	old, r.parked = r.parked, v
-	r.last = time.Now()
-	return old
-}
-
-// Take removes and returns what is parked with the run; with want non-nil,
-// only if it is want (nil otherwise).
-func (h *Hub) Take(key string, want any) any {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	r := h.runs[key]
-	if r == nil || r.parked == nil || want != nil && r.parked != want {
-		return nil
-	}
-	v := r.parked
-	r.parked = nil
-	return v
 }

@@ -61,7 +61,6 @@ type Metrics struct {
 	modelDuration *prometheus.HistogramVec
 	modelTokens   *prometheus.CounterVec
 	modelErrors   *prometheus.CounterVec
-	earlyCalls    *prometheus.CounterVec
 
 	cache *cacheCollector
 }
@@ -113,10 +112,6 @@ func New() *Metrics {
 			Name: "lore_model_errors_total",
 			Help: "Model calls that returned an error, by kind and provider.",
 		}, []string{"kind", "provider"}),
-		earlyCalls: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "lore_chat_early_calls_total",
-			Help: "First model calls of chat turns started while their run starts, by outcome: adopted by the run, or discarded (request changed, run elsewhere, not adopted in time, run did not start).",
-		}, []string{"outcome"}),
 		cache: &cacheCollector{
 			hits: prometheus.NewDesc("lore_cache_hits_total",
 				"Cache lookups that found a value.", nil, nil),
@@ -129,7 +124,7 @@ func New() *Metrics {
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		m.httpRequests, m.httpDuration,
 		m.activityTotal, m.activityDuration, m.workflowTotal, m.workflowDuration,
-		m.modelDuration, m.modelTokens, m.modelErrors, m.earlyCalls,
+		m.modelDuration, m.modelTokens, m.modelErrors,
 		m.cache,
 	)
 	return m
@@ -206,15 +201,6 @@ func (m *Metrics) ObserveModel(kind, provider string, d time.Duration, inputToke
 	if err != nil {
 		errs.Inc()
 	}
-}
-
-// ObserveEarlyCall counts an early chat model call: outcome is "adopted" or
-// "discarded".
-func (m *Metrics) ObserveEarlyCall(outcome string) {
-	if m == nil {
-		return
-	}
-	m.earlyCalls.WithLabelValues(outcome).Inc()
 }
 
 // RegisterCacheStats exports the cache's own cumulative hit and miss counts as

@@ -315,10 +315,6 @@ func (b *bench) benchChat(ctx context.Context) error {
 		}
 	}
 	calls0, direct0 := b.model.Count(), directCalls.Load()
-	adopted0, discarded0, err := b.earlyCalls(ctx)
-	if err != nil {
-		return err
-	}
 	chats := 0
 
 	s := b.rep.section(fmt.Sprintf("C. Chat (issue 5): scripted model waits %s before its first chunk, then %d answer tokens at %.0f tokens/s",
@@ -415,12 +411,6 @@ func (b *bench) benchChat(ctx context.Context) error {
 	}
 	s.note("Each chat is one POST /v1/chat/responses with stream=true on a new thread, in a site of %d published corpus documents; times are read from the SSE stream in this process after 2 warm-up chats. Lore made %d model calls for the %d measured chats (2 per chat expected).",
 		len(ids), int64(b.model.Count()-calls0)-(directCalls.Load()-direct0), chats)
-	adopted, discarded, err := b.earlyCalls(ctx)
-	if err != nil {
-		return err
-	}
-	s.note("Early model calls (the first model call of a turn, started while its run starts; lore's /metrics): %.0f adopted by their runs, %.0f discarded, over the measured chats.",
-		adopted-adopted0, discarded-discarded0)
 	curve.note("CPU from /proc (user + system) of lore serve and of the Temporal server process tree over each level, divided by its turns; the load generator and the scripted model run in the bench process, outside both. Peak RSS is lore's high-water mark since it started (it carries earlier parts).")
 	for _, n := range phaseNotes {
 		s.note("%s.", n)
@@ -432,35 +422,4 @@ func (b *bench) benchChat(ctx context.Context) error {
 	s.note("Ceilings: response.created vs an unloaded GET /v1/health round trip (p50 %s, p99 %s); first token vs the same two model calls made directly from this process (nothing in between), minus the same fixed delays.",
 		ms(hl.Percentile(50)), ms(hl.Percentile(99)))
 	return nil
-}
-
-// earlyCalls reads lore_chat_early_calls_total from lore's /metrics.
-func (b *bench) earlyCalls(ctx context.Context) (adopted, discarded float64, err error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, b.base+"/metrics", nil)
-	if err != nil {
-		return 0, 0, err
-	}
-	res, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return 0, 0, fmt.Errorf("GET /metrics: %w", err)
-	}
-	defer res.Body.Close()
-	sc := bufio.NewScanner(res.Body)
-	sc.Buffer(make([]byte, 64<<10), 1<<20)
-	for sc.Scan() {
-		var v float64
-		line := sc.Text()
-		switch {
-		case strings.HasPrefix(line, `lore_chat_early_calls_total{outcome="adopted"} `):
-			_, err = fmt.Sscan(line[strings.LastIndexByte(line, ' ')+1:], &v)
-			adopted = v
-		case strings.HasPrefix(line, `lore_chat_early_calls_total{outcome="discarded"} `):
-			_, err = fmt.Sscan(line[strings.LastIndexByte(line, ' ')+1:], &v)
-			discarded = v
-		}
-		if err != nil {
-			return 0, 0, fmt.Errorf("/metrics line %q: %w", line, err)
-		}
-	}
-	return adopted, discarded, sc.Err()
 }
