@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"mime"
+	"net/http"
 	"net/url"
 	"path"
 	"strings"
@@ -240,7 +241,7 @@ func (a *Import) converter(ctx context.Context, spec ImportSpec) (convert.Conver
 		return nil, fileFailure("document processor %q is not configured or not enabled", spec.Processor)
 	}
 	if a.Processors == nil {
-		return processor.New(cfg, nil)
+		return processor.New(cfg, &http.Client{Timeout: 10 * time.Minute, Transport: a.D.Outbound()})
 	}
 	return a.Processors(cfg)
 }

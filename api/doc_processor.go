@@ -109,6 +109,9 @@ func (s *Server) putDocProcessors(c *fiber.Ctx) error {
 		if err := p.Validate(); err != nil {
 			return Invalid("processors[%d].%v", i, err)
 		}
+		if err := s.d.Guard().CheckURL(p.BaseURL); err != nil {
+			return Invalid("processors[%d].base_url: %v", i, err)
+		}
 		if p.ID == "" {
 			p.ID = uuid.NewString()
 		}
@@ -199,5 +202,5 @@ func redact(msg, secret string) string {
 // outboundClient is the HTTP client of calls to addresses an administrator
 // configured.
 func (s *Server) outboundClient(timeout time.Duration) *http.Client {
-	return &http.Client{Timeout: timeout, Transport: outboundTransport()}
+	return &http.Client{Timeout: timeout, Transport: s.d.Outbound()}
 }

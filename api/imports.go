@@ -20,7 +20,6 @@ import (
 	"github.com/lorekb/lore/internal/convert/builtin"
 	"github.com/lorekb/lore/internal/convert/processor"
 	"github.com/lorekb/lore/internal/db"
-	"github.com/lorekb/lore/internal/deps"
 	"github.com/lorekb/lore/models"
 	"github.com/lorekb/lore/workflows"
 )
@@ -393,11 +392,3 @@ func (s *Server) startImport(c *fiber.Ctx, p *importPlan) (ImportTask, error) {
 			"status": p.spec.Status, "vectorize": p.spec.Vectorize, "rejected": len(p.rejected)}}, nil
 }
 
-// outboundTransport is the transport of administrator-configured addresses
-// (deps.OutboundTransport; the default transport when none is set).
-func outboundTransport() http.RoundTripper {
-	if t := deps.OutboundTransport; t != nil {
-		return t
-	}
-	return http.DefaultTransport
-}

@@ -143,3 +143,24 @@ func TestProviderEndpointsRefuseInternalAddresses(t *testing.T) {
 		t.Fatalf("the loopback listener got %d requests", hits.Load())
 	}
 }
+
+// TestDocProcessorEndpointsRefuseInternalAddresses: the doc-processor
+// settings meet the same rules (422 when saved) and a connection test to a
+// loopback listener never reaches it (connect-time check).
+func TestDocProcessorEndpointsRefuseInternalAddresses(t *testing.T) {
+	h := newHarness(t, "sqlite", nil)
+	path := adminPath + "/system-configs/doc-processor"
+	for _, u := range []string{"http://169.254.169.254/", "http://metadata.google.internal/", "http://localhost:5432/", "http://0.0.0.0:1/"} {
+		r := h.do("PUT", path, map[string]any{"processors": []map[string]any{{"name": "d", "type": "Docling", "base_url": u, "api_key": "k", "enabled": true}}}, h.admin)
+		if r.Status != 422 || !strings.Contains(r.Msg, "base_url") {
+			t.Fatalf("%s: %d %s", u, r.Status, r.Raw)
+		}
+	}
+	var hits atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { hits.Add(1) }))
+	defer srv.Close()
+	r := h.do("POST", path+"/test-connection", map[string]any{"config": map[string]any{"name": "d", "type": "Docling", "base_url": srv.URL, "api_key": "k"}}, h.admin)
+	if r.Status < 400 || r.Status >= 500 || hits.Load() != 0 {
+		t.Fatalf("connection test to loopback: %d %s (%d requests reached it)", r.Status, r.Raw, hits.Load())
+	}
+}

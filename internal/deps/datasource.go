@@ -13,8 +13,18 @@ import (
 )
 
 // OutboundTransport carries requests to addresses an administrator typed in
-// (external buckets, document processors). nil is the default transport.
+// (external buckets, document processors). nil means Deps.Outbound: the
+// transport checked by Guard at connect time.
 var OutboundTransport http.RoundTripper
+
+// Outbound is the transport of administrator-typed addresses: the override
+// above, or the guarded transport (see Guard).
+func (d *Deps) Outbound() http.RoundTripper {
+	if OutboundTransport != nil {
+		return OutboundTransport
+	}
+	return d.GuardedClient().Transport
+}
 
 // DataSourceRoot is the folder of an internal data source in Lore's store:
 // under its site when it has one (deleting the site removes it).
@@ -38,7 +48,7 @@ func (d *Deps) DataSource(_ context.Context, ds *models.DataSource) (datasource.
 		if err := json.Unmarshal([]byte(ds.Config), &c); err != nil {
 			return nil, fmt.Errorf("config: %v", err)
 		}
-		return s3src.New(c, OutboundTransport)
+		return s3src.New(c, d.Outbound())
 	}
 	return nil, fmt.Errorf("unknown data source type %q", ds.Type)
 }

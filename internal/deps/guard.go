@@ -10,7 +10,7 @@ import (
 // Guard is the outbound address policy of every configurable endpoint:
 // LORE_ALLOWED_PROVIDER_HOSTS plus the host:port of each endpoint the
 // operator set in the environment (CHAT_BASE_URL, EMBED_BASE_URL,
-// RERANK_BASE_URL). A malformed allow-list entry is logged and the policy
+// RERANK_BASE_URL, S3_ENDPOINT). A malformed allow-list entry is logged and the policy
 // stays strict.
 func (d *Deps) Guard() *netguard.Policy {
 	d.guardOnce.Do(func() {
@@ -25,6 +25,16 @@ func (d *Deps) Guard() *netguard.Policy {
 			if u != "" {
 				p.AllowURLHost(u)
 			}
+		}
+		if ep := d.Cfg.S3Endpoint; ep != "" {
+			scheme := "http://"
+			if d.Cfg.S3UseSSL {
+				scheme = "https://"
+			}
+			if !strings.Contains(ep, "://") {
+				ep = scheme + ep
+			}
+			p.AllowURLHost(ep)
 		}
 		d.guard, d.guardClient = p, p.Client()
 	})
