@@ -391,4 +391,3 @@ func (s *Server) startImport(c *fiber.Ctx, p *importPlan) (ImportTask, error) {
 		Payload: map[string]any{"files": names, "collection_id": p.spec.CollectionID, "processor": proc,
 			"status": p.spec.Status, "vectorize": p.spec.Vectorize, "rejected": len(p.rejected)}}, nil
 }
-
