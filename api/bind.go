@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"reflect"
 	"strconv"
 	"strings"
@@ -163,30 +164,79 @@ func kindName(t reflect.Type) string {
 	return t.Kind().String()
 }
 
-// bindJSON decodes the JSON body into dst and validates it. Malformed JSON is
-// 400; wrong types, unknown fields and rule violations are 422 naming the
-// field.
+// bindJSON decodes the JSON body into dst and validates it. Malformed JSON,
+// wrong types and rule violations are 422 naming the field, as the
+// reference answers. Client bodies are strict (an unknown field is a 422:
+// WIRE §3 forbids extra fields on chat requests); admin bodies ignore
+// fields they do not know, logged at debug, because the reference's admin
+// sends its own (a site's bot_config sections, EE fields) with every save.
 func bindJSON(c *fiber.Ctx, dst any) error {
-	return bindJSONBody(c.Body(), dst)
+	if !strings.HasPrefix(c.Path(), "/admin/") || !knowsAnyKey(c.Body(), reflect.TypeOf(dst).Elem()) {
+		// A body none of whose keys the route knows is a mistake, not a
+		// newer client: strict, so the 422 names the field.
+		return bindJSONBody(c.Body(), dst)
+	}
+	err := bindJSONMode(c.Body(), dst, false)
+	if err == nil && slog.Default().Enabled(c.UserContext(), slog.LevelDebug) {
+		probe := reflect.New(reflect.TypeOf(dst).Elem()).Interface()
+		if perr := bindJSONMode(c.Body(), probe, true); perr != nil && strings.Contains(perr.Error(), "unknown field") {
+			slog.Debug("ignored unknown body field", "path", c.Path(), "field", perr.Error())
+		}
+	}
+	return err
 }
 
-// bindJSONBody is bindJSON for a body at hand.
-func bindJSONBody(body []byte, dst any) error {
+// knowsAnyKey reports whether a JSON object body has at least one top-level
+// key that the struct type t (embedded structs included) decodes.
+func knowsAnyKey(body []byte, t reflect.Type) bool {
+	var top map[string]json.RawMessage
+	if json.Unmarshal(body, &top) != nil || t.Kind() != reflect.Struct {
+		return false
+	}
+	var has func(t reflect.Type) bool
+	has = func(t reflect.Type) bool {
+		for i := 0; i < t.NumField(); i++ {
+			f := t.Field(i)
+			if f.Anonymous && f.Type.Kind() == reflect.Struct {
+				if has(f.Type) {
+					return true
+				}
+				continue
+			}
+			name := strings.Split(f.Tag.Get("json"), ",")[0]
+			if name == "" {
+				name = f.Name
+			}
+			for k := range top {
+				if name != "-" && strings.EqualFold(k, name) {
+					return true
+				}
+			}
+		}
+		return false
+	}
+	return has(t)
+}
+
+// bindJSONBody is the strict bindJSON for a body at hand.
+func bindJSONBody(body []byte, dst any) error { return bindJSONMode(body, dst, true) }
+
+func bindJSONMode(body []byte, dst any, strict bool) error {
 	if len(bytes.TrimSpace(body)) == 0 {
 		return Invalid("request body is required")
 	}
 	dec := json.NewDecoder(bytes.NewReader(body))
-	// Every body is strict: a field the schema does not know is a 422 naming
-	// it, never silently ignored.
-	dec.DisallowUnknownFields()
+	if strict {
+		dec.DisallowUnknownFields()
+	}
 	if err := dec.Decode(dst); err != nil {
 		return decodeError(err)
 	}
 	if dec.More() {
-		return BadRequest("malformed JSON: trailing data after the body")
+		return Invalid("malformed JSON: trailing data after the body")
 	}
 	if _, err := dec.Token(); err != io.EOF {
-		return BadRequest("malformed JSON: trailing data after the body")
+		return Invalid("malformed JSON: trailing data after the body")
 	}
 	// PostgreSQL cannot store NUL in text: refuse it in every string field.
 	if field := findNUL(reflect.ValueOf(dst), ""); field != "" {
@@ -210,7 +260,7 @@ func decodeError(err error) error {
 		}
 		return Invalid("%s: must be %s, got %s", field, want, typeErr.Value)
 	case errors.As(err, &synErr), errors.Is(err, io.ErrUnexpectedEOF):
-		return BadRequest("malformed JSON: %v", err)
+		return Invalid("malformed JSON: %v", err)
 	case strings.HasPrefix(err.Error(), "json: unknown field"):
 		return Invalid("%s", strings.TrimPrefix(err.Error(), "json: "))
 	}

@@ -86,8 +86,8 @@ func decodeParseMeta(raw *string) map[string]any {
 
 func documentResponse(d *models.Document, withContent bool, chains map[int64]db.CollectionNode) DocumentResponse {
 	r := DocumentResponse{ID: d.ID, CreatedAt: d.CreatedAt, UpdatedAt: d.UpdatedAt, Title: d.Title,
-		TenantID: d.TenantID, Summary: d.Summary, CoverImage: d.CoverImage, SiteID: d.SiteID,
-		CollectionID: d.CollectionID, Category: d.Category, Author: d.Author, Status: d.Status,
+		TenantID: d.TenantID, Summary: nullText(d.Summary), CoverImage: nullText(d.CoverImage), SiteID: d.SiteID,
+		CollectionID: d.CollectionID, Category: nullText(d.Category), Author: d.Author, Status: d.Status,
 		VectorStatus: d.VectorStatus, Tags: parseTags(d.Tags), Views: d.Views, ReadingTime: d.ReadingTime,
 		VectorizedAt: d.VectorizedAt, ChunkCount: d.ChunkCount, Version: d.ContentVersion}
 	if withContent {

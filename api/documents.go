@@ -37,11 +37,11 @@ type DocumentResponse struct {
 	Title        string              `json:"title"`
 	TenantID     int64               `json:"tenant_id"`
 	Content      *string             `json:"content"`
-	Summary      string              `json:"summary"`
-	CoverImage   string              `json:"cover_image"`
+	Summary      *string             `json:"summary" doc:"null when empty"`
+	CoverImage   *string             `json:"cover_image" doc:"null when empty"`
 	SiteID       int64               `json:"site_id"`
 	CollectionID *int64              `json:"collection_id"`
-	Category     string              `json:"category"`
+	Category     *string             `json:"category" doc:"null when empty"`
 	Author       string              `json:"author"`
 	Status       string              `json:"status" enum:"draft,published"`
 	VectorStatus string              `json:"vector_status" enum:"none,pending,processing,completed,failed,outdated"`
@@ -66,10 +66,10 @@ type AdminDocumentQuery struct {
 	CollectionID   int64  `query:"collection_id" doc:"this collection and all its descendants" validate:"min=0"`
 	Status         string `query:"status" validate:"omitempty,oneof=draft published"`
 	VectorStatus   string `query:"vector_status" validate:"omitempty,oneof=none pending processing completed failed outdated"`
-	Keyword        string `query:"keyword" doc:"case-insensitive substring of title, content or summary" validate:"max=200"`
+	Keyword        string `query:"keyword" doc:"case-insensitive substring of title, summary, tags or content" validate:"max=200"`
 	OrderBy        string `query:"order_by" doc:"created_at (default) | updated_at | views | title" validate:"omitempty,oneof=created_at updated_at views title"`
 	OrderDir       string `query:"order_dir" doc:"asc | desc (default)" validate:"omitempty,oneof=asc desc"`
-	ExcludeContent bool   `query:"exclude_content" doc:"omit content (null) from the list; default false"`
+	ExcludeContent *bool  `query:"exclude_content" doc:"omit content (null) from the list; default true, as the reference"`
 }
 
 // ClientDocumentQuery is the query of the client document list.
@@ -78,7 +78,7 @@ type ClientDocumentQuery struct {
 	ClientTenantQuery
 	SiteID          int64  `query:"site_id" validate:"min=0"`
 	CollectionID    int64  `query:"collection_id" doc:"this collection and all its descendants" validate:"min=0"`
-	Keyword         string `query:"keyword" doc:"case-insensitive substring of title, content or summary" validate:"max=200"`
+	Keyword         string `query:"keyword" doc:"case-insensitive substring of title, summary, tags or content" validate:"max=200"`
 	ExcludeContent  *bool  `query:"exclude_content" doc:"omit content (null); default true"`
 	IncludeSiteInfo bool   `query:"include_site_info" doc:"fill site_name, site_slug and tenant_slug"`
 	OrderBy         string `query:"order_by" doc:"created_at (default) | updated_at | views" validate:"omitempty,oneof=created_at updated_at views"`
@@ -108,8 +108,9 @@ type DocumentCreate struct {
 	ParseMeta    map[string]any `json:"parse_meta" doc:"parser metadata, a JSON object or null; shown by document details (null in lists)"`
 }
 
-// DocumentUpdate is the body of PUT /documents/{id}; absent fields are kept
-// and collection_id null detaches the document from its collection.
+// DocumentUpdate is the body of PUT /documents/{id}; absent fields are kept,
+// collection_id null detaches the document from its collection, and null
+// clears summary, cover_image and category.
 type DocumentUpdate struct {
 	Title        *string   `json:"title" validate:"omitempty,max=200"`
 	CollectionID *int64    `json:"collection_id" validate:"omitempty,min=1"`
@@ -185,8 +186,9 @@ func (s *Server) listDocumentsAdmin(c *fiber.Ctx) error {
 	if err := q.Defaults(10, 1000); err != nil {
 		return err
 	}
+	exclude := q.ExcludeContent == nil || *q.ExcludeContent
 	f := db.DocumentFilter{Status: q.Status, VectorStatus: q.VectorStatus, Keyword: q.Keyword,
-		OrderBy: q.OrderBy, OrderDir: q.OrderDir, ExcludeContent: q.ExcludeContent,
+		OrderBy: q.OrderBy, OrderDir: q.OrderDir, ExcludeContent: exclude,
 		Limit: q.Limit(), Offset: q.Offset()}
 	if q.SiteID > 0 {
 		if _, err := s.adminSite(c, q.SiteID, EditorUp); err != nil {
@@ -207,7 +209,7 @@ func (s *Server) listDocumentsAdmin(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	out, err := s.documentResponses(c, docs, !q.ExcludeContent, false)
+	out, err := s.documentResponses(c, docs, !exclude, false)
 	if err != nil {
 		return err
 	}
@@ -327,6 +329,8 @@ func (s *Server) updateDocument(c *fiber.Ctx) error {
 	}
 	setCollection := bodyHas(c, "collection_id")
 	before, after, err := s.d.DB.UpdateDocument(c.UserContext(), doc.ID, func(d *models.Document) error {
+		clearNulls(c.Body(), map[string]func(){"summary": func() { d.Summary = "" },
+			"cover_image": func() { d.CoverImage = "" }, "category": func() { d.Category = "" }})
 		setIf(&d.Title, in.Title)
 		setIf(&d.Author, in.Author)
 		setIf(&d.Summary, in.Summary)

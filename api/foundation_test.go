@@ -58,9 +58,9 @@ func TestFiberPathEscapesColonActions(t *testing.T) {
 
 func TestBodyValidation(t *testing.T) {
 	h := newHarness(t, "sqlite", nil)
-	// malformed JSON → 400
-	r := h.must(400, "POST", "/admin/api/v1/users:login", `{"email":`, "")
-	if r.Code != 400 || !strings.Contains(r.Msg, "malformed JSON") {
+	// malformed JSON → 422, as the reference answers
+	r := h.must(422, "POST", "/admin/api/v1/users:login", `{"email":`, "")
+	if r.Code != 422 || !strings.Contains(r.Msg, "malformed JSON") {
 		t.Fatalf("got %s", r.Raw)
 	}
 	// wrong type → 422 naming the field

@@ -142,18 +142,18 @@ func (s *Server) loadSiteExtras(ctx context.Context, sites []models.Site, client
 func siteResponse(st *models.Site, x siteExtras) SiteResponse {
 	return SiteResponse{ID: st.ID, CreatedAt: st.CreatedAt, UpdatedAt: st.UpdatedAt, Name: st.Name,
 		TenantID: st.TenantID, TenantSlug: x.tenants[st.TenantID], Slug: st.Slug, Domain: st.Domain,
-		Description: st.Description, Icon: st.Icon, Status: st.Status, ThemeColor: st.ThemeColor,
-		LayoutMode: st.LayoutMode, QuickQuestions: decodeQuickQuestions(st.QuickQuestions),
+		Description: nullText(st.Description), Icon: nullText(st.Icon), Status: st.Status, ThemeColor: st.ThemeColor,
+		LayoutMode: st.LayoutMode, QuickQuestions: siteQuickQuestions(st.QuickQuestions), BotConfig: siteBotConfig(st.BotConfig),
 		ShowPipelineTrace: st.ShowPipelineTrace, ArticleCount: x.articles[st.ID],
 		WebWidget: webWidget(st.BotConfig), IsPublic: st.IsPublic, RequiresPassword: st.RequiresPassword,
 		HasPassword: st.HasPassword()}
 }
 
 func clientSiteResponse(st *models.Site, x siteExtras) ClientSite {
-	return ClientSite{ID: st.ID, Name: st.Name, Slug: st.Slug, Domain: st.Domain, Description: st.Description,
-		Icon: st.Icon, ArticleCount: x.articles[st.ID], ViewCount: x.views[st.ID], TenantID: st.TenantID,
+	return ClientSite{ID: st.ID, Name: st.Name, Slug: st.Slug, Domain: st.Domain, Description: nullText(st.Description),
+		Icon: nullText(st.Icon), ArticleCount: x.articles[st.ID], ViewCount: x.views[st.ID], TenantID: st.TenantID,
 		TenantSlug: x.tenants[st.TenantID], ThemeColor: st.ThemeColor, LayoutMode: st.LayoutMode,
-		QuickQuestions: decodeQuickQuestions(st.QuickQuestions), WebWidget: webWidget(st.BotConfig),
+		QuickQuestions: siteQuickQuestions(st.QuickQuestions), WebWidget: webWidget(st.BotConfig),
 		IsPublic: st.IsPublic, RequiresPassword: st.RequiresPassword, HasPassword: st.HasPassword()}
 }
 

@@ -30,12 +30,13 @@ type SiteResponse struct {
 	TenantSlug        string          `json:"tenant_slug"`
 	Slug              string          `json:"slug"`
 	Domain            *string         `json:"domain"`
-	Description       string          `json:"description"`
-	Icon              string          `json:"icon"`
+	Description       *string         `json:"description" doc:"null when empty"`
+	Icon              *string         `json:"icon" doc:"null when empty"`
 	Status            string          `json:"status"`
 	ThemeColor        string          `json:"theme_color"`
 	LayoutMode        string          `json:"layout_mode"`
-	QuickQuestions    []QuickQuestion `json:"quick_questions"`
+	QuickQuestions    []QuickQuestion `json:"quick_questions" doc:"null when none"`
+	BotConfig         map[string]any  `json:"bot_config" doc:"the reference's per-site bot settings as saved (secrets masked); null when none"`
 	ShowPipelineTrace bool            `json:"show_pipeline_trace"`
 	ArticleCount      int64           `json:"article_count" doc:"number of documents of the site"`
 	WebWidget         map[string]any  `json:"web_widget"`
@@ -51,15 +52,15 @@ type ClientSite struct {
 	Name             string          `json:"name"`
 	Slug             string          `json:"slug"`
 	Domain           *string         `json:"domain"`
-	Description      string          `json:"description"`
-	Icon             string          `json:"icon"`
+	Description      *string         `json:"description" doc:"null when empty"`
+	Icon             *string         `json:"icon" doc:"null when empty"`
 	ArticleCount     int64           `json:"article_count" doc:"number of published documents"`
 	ViewCount        int64           `json:"view_count" doc:"number of document view events"`
 	TenantID         int64           `json:"tenant_id"`
 	TenantSlug       string          `json:"tenant_slug"`
 	ThemeColor       string          `json:"theme_color"`
 	LayoutMode       string          `json:"layout_mode"`
-	QuickQuestions   []QuickQuestion `json:"quick_questions"`
+	QuickQuestions   []QuickQuestion `json:"quick_questions" doc:"null when none"`
 	WebWidget        map[string]any  `json:"web_widget"`
 	IsPublic         bool            `json:"is_public"`
 	RequiresPassword bool            `json:"requires_password"`
@@ -75,19 +76,22 @@ type SiteCreate struct {
 	TenantID          int64           `json:"tenant_id" required:"false" doc:"default: the caller's tenant" validate:"min=0"`
 	Description       string          `json:"description" required:"false" validate:"max=10000"`
 	Icon              string          `json:"icon" required:"false" validate:"max=1000"`
-	Status            string          `json:"status" required:"false" doc:"active (default) | inactive" validate:"omitempty,oneof=active inactive"`
+	Status            string          `json:"status" required:"false" doc:"active (default) | inactive (disabled is an alias)" validate:"omitempty,oneof=active inactive disabled"`
 	ThemeColor        string          `json:"theme_color" required:"false" doc:"default blue" validate:"max=50"`
 	LayoutMode        string          `json:"layout_mode" required:"false" doc:"sidebar (default) | top" validate:"omitempty,oneof=sidebar top"`
 	QuickQuestions    []QuickQuestion `json:"quick_questions" required:"false" validate:"max=50,dive"`
 	ShowPipelineTrace bool            `json:"show_pipeline_trace" required:"false"`
+	BotConfig         map[string]any  `json:"bot_config" required:"false" doc:"the reference's per-site bot settings (web_widget becomes the site's web_widget); api_bot is managed by ee-config"`
 	IsPublic          *bool           `json:"is_public" required:"false" doc:"EE; default true"`
 	AdminEmail        string          `json:"admin_email" required:"false" doc:"gives the site an administrator: an existing site_admin or editor with this email is assigned the site (an admin needs nothing); otherwise a new site_admin is created" validate:"omitempty,email,max=254"`
 	AdminName         string          `json:"admin_name" required:"false" doc:"name of a new administrator; default: the part of admin_email before @" validate:"max=100"`
 	AdminPassword     string          `json:"admin_password" required:"false" doc:"password of a new administrator (8..100; required when admin_email names no user)" validate:"omitempty,min=8,max=100"`
 }
 
-// SiteUpdate is the body of PUT /sites/{id}; absent (or null) fields are
-// kept. An empty domain removes the domain.
+// SiteUpdate is the body of PUT /sites/{id}; absent fields are kept, an
+// explicit null clears description, icon, domain, quick_questions and
+// bot_config (as the reference's admin sends to remove them). An empty
+// domain removes the domain.
 type SiteUpdate struct {
 	Name              *string          `json:"name" required:"false" validate:"omitempty,max=100"`
 	Slug              *string          `json:"slug" required:"false" validate:"omitempty,max=200"`
@@ -95,18 +99,19 @@ type SiteUpdate struct {
 	TenantID          *int64           `json:"tenant_id" required:"false" doc:"admins only" validate:"omitempty,min=1"`
 	Description       *string          `json:"description" required:"false" validate:"omitempty,max=10000"`
 	Icon              *string          `json:"icon" required:"false" validate:"omitempty,max=1000"`
-	Status            *string          `json:"status" required:"false" validate:"omitempty,oneof=active inactive"`
+	Status            *string          `json:"status" required:"false" doc:"active | inactive (disabled is an alias)" validate:"omitempty,oneof=active inactive disabled"`
 	ThemeColor        *string          `json:"theme_color" required:"false" validate:"omitempty,max=50"`
 	LayoutMode        *string          `json:"layout_mode" required:"false" validate:"omitempty,oneof=sidebar top"`
 	QuickQuestions    *[]QuickQuestion `json:"quick_questions" required:"false" validate:"omitempty,max=50,dive"`
 	ShowPipelineTrace *bool            `json:"show_pipeline_trace" required:"false"`
+	BotConfig         *map[string]any  `json:"bot_config" required:"false" doc:"replaces the bot settings; masked secrets keep their stored value"`
 	IsPublic          *bool            `json:"is_public" required:"false"`
 }
 
 // SiteListQuery is the query of the admin GET /sites.
 type SiteListQuery struct {
 	PageQuery
-	Status   string `query:"status" doc:"active | inactive" validate:"omitempty,oneof=active inactive"`
+	Status   string `query:"status" doc:"active | inactive (disabled is an alias)" validate:"omitempty,oneof=active inactive disabled"`
 	Keyword  string `query:"keyword" doc:"matches name, slug, description or domain" validate:"max=200"`
 	TenantID int64  `query:"tenant_id" validate:"min=0"`
 }
@@ -164,7 +169,7 @@ func (s *Server) adminListSites(c *fiber.Ctx) error {
 	if err := q.Defaults(10, 1000); err != nil {
 		return err
 	}
-	sites, total, err := s.d.DB.ListSites(c.UserContext(), db.SiteFilter{Status: q.Status, TenantID: q.TenantID,
+	sites, total, err := s.d.DB.ListSites(c.UserContext(), db.SiteFilter{Status: siteStatus(q.Status), TenantID: q.TenantID,
 		Keyword: strings.TrimSpace(q.Keyword), SiteIDs: principal(c).SiteFilter(), Limit: q.Limit(), Offset: q.Offset()})
 	if err != nil {
 		return err
@@ -273,11 +278,14 @@ func (s *Server) createSite(c *fiber.Ctx) error {
 		return err
 	}
 	st := &models.Site{Name: name, Description: in.Description, Icon: strings.TrimSpace(in.Icon),
-		Status: in.Status, ThemeColor: strings.TrimSpace(in.ThemeColor), LayoutMode: in.LayoutMode,
+		Status: siteStatus(in.Status), ThemeColor: strings.TrimSpace(in.ThemeColor), LayoutMode: in.LayoutMode,
 		QuickQuestions: encodeQuickQuestions(in.QuickQuestions), ShowPipelineTrace: in.ShowPipelineTrace,
 		IsPublic: true}
 	if st.Status == "" {
 		st.Status = models.SiteActive
+	}
+	if st.BotConfig, err = mergeBotConfig("{}", in.BotConfig); err != nil {
+		return err
 	}
 	if st.ThemeColor == "" {
 		st.ThemeColor = "blue"
@@ -391,7 +399,9 @@ func (s *Server) updateSite(c *fiber.Ctx) error {
 		}
 	}
 	setIf(&st.Description, in.Description)
-	setIf(&st.Status, in.Status)
+	if in.Status != nil {
+		st.Status = siteStatus(*in.Status)
+	}
 	setIf(&st.LayoutMode, in.LayoutMode)
 	setIf(&st.ShowPipelineTrace, in.ShowPipelineTrace)
 	setIf(&st.IsPublic, in.IsPublic)
@@ -404,6 +414,14 @@ func (s *Server) updateSite(c *fiber.Ctx) error {
 	if in.QuickQuestions != nil {
 		st.QuickQuestions = encodeQuickQuestions(*in.QuickQuestions)
 	}
+	if in.BotConfig != nil {
+		if st.BotConfig, err = mergeBotConfig(st.BotConfig, *in.BotConfig); err != nil {
+			return err
+		}
+	}
+	clearNulls(c.Body(), map[string]func(){"description": func() { st.Description = "" }, "icon": func() { st.Icon = "" },
+		"domain": func() { st.Domain = nil }, "quick_questions": func() { st.QuickQuestions = "[]" },
+		"bot_config": func() { st.BotConfig, _ = mergeBotConfig(st.BotConfig, nil) }})
 	if err := s.siteConflict(c, st); err != nil {
 		return err
 	}

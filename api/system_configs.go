@@ -384,7 +384,7 @@ func (s *Server) embeddingChanged(a, b deps.ModelConfig) bool {
 
 func (s *Server) putAIConfig(c *fiber.Ctx) error {
 	var in AIConfigUpdate
-	if err := bindJSON(c, &in); err != nil {
+	if err := bindJSONBody(c.Body(), &in); err != nil { // strict: configuration keys are never guessed
 		return err
 	}
 	raw := map[string]json.RawMessage{}
@@ -520,7 +520,7 @@ func checkChannel(name string, ch *deps.MessengerChannel) error {
 
 func (s *Server) putBotConfig(c *fiber.Ctx) error {
 	var in BotConfigUpdate
-	if err := bindJSON(c, &in); err != nil {
+	if err := bindJSONBody(c.Body(), &in); err != nil { // strict: configuration keys are never guessed
 		return err
 	}
 	raw := map[string]json.RawMessage{}

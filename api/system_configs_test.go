@@ -258,7 +258,7 @@ func TestSystemConfigBotConfig(t *testing.T) {
 			`{"api_bot":{"timeout":601}}`:                                                                      422,
 			`{"telegram":{}}`:                                                                                  422,
 			`{}`:                                                                                               422,
-			`{"web_widget":`:                                                                                   400,
+			`{"web_widget":`:                                                                                   422,
 		} {
 			if r := h.do("PUT", scPath+"/bot-config", body, h.admin); r.Status != status {
 				t.Errorf("%s: %d %s", body, r.Status, r.Raw)

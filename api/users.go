@@ -23,9 +23,9 @@ type UserResponse struct {
 	Role           string     `json:"role"`
 	ManagedSiteIDs []int64    `json:"managed_site_ids"`
 	Status         string     `json:"status"`
-	AvatarURL      string     `json:"avatar_url"`
+	AvatarURL      *string    `json:"avatar_url" doc:"null when none"`
 	LastLoginAt    *time.Time `json:"last_login_at"`
-	LastLoginIP    string     `json:"last_login_ip"`
+	LastLoginIP    *string    `json:"last_login_ip" doc:"null before the first login"`
 	CreatedAt      time.Time  `json:"created_at"`
 	UpdatedAt      time.Time  `json:"updated_at"`
 }
@@ -35,8 +35,8 @@ func userResponse(u *models.User, sites []int64) UserResponse {
 		sites = []int64{}
 	}
 	return UserResponse{ID: u.ID, TenantID: u.TenantID, Name: u.Name, Email: u.Email, Role: u.Role,
-		ManagedSiteIDs: sites, Status: u.Status, AvatarURL: u.AvatarURL, LastLoginAt: u.LastLoginAt,
-		LastLoginIP: u.LastLoginIP, CreatedAt: u.CreatedAt, UpdatedAt: u.UpdatedAt}
+		ManagedSiteIDs: sites, Status: u.Status, AvatarURL: nullText(u.AvatarURL), LastLoginAt: u.LastLoginAt,
+		LastLoginIP: nullText(u.LastLoginIP), CreatedAt: u.CreatedAt, UpdatedAt: u.UpdatedAt}
 }
 
 // UserLogin is the body of users:login.
@@ -382,6 +382,7 @@ func (s *Server) updateUser(c *fiber.Ctx) error {
 	setIf(&u.Role, in.Role)
 	setIf(&u.Status, in.Status)
 	setIf(&u.AvatarURL, in.AvatarURL)
+	clearNulls(c.Body(), map[string]func(){"avatar_url": func() { u.AvatarURL = "" }})
 	if in.Status != nil && *in.Status == models.UserInactive {
 		u.TokenVersion++ // deactivation revokes tokens even if re-activated later
 	}

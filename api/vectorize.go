@@ -26,13 +26,12 @@ type BatchVectorizeResult struct {
 	JobID        string  `json:"job_id"`
 }
 
-// VectorizeResult is the document's vector state after a request, with the job.
+// VectorizeResult answers :vectorize and :removeVector: the Document, as the
+// reference answers, with document_id and the job_id of the run added.
 type VectorizeResult struct {
-	DocumentID   int64  `json:"document_id"`
-	VectorStatus string `json:"vector_status"`
-	VectorError  string `json:"vector_error"`
-	ChunkCount   int    `json:"chunk_count"`
-	JobID        string `json:"job_id"`
+	DocumentResponse
+	DocumentID int64  `json:"document_id"`
+	JobID      string `json:"job_id"`
 }
 
 func (s *Server) vectorizeRoutes() []Route {
@@ -119,12 +118,15 @@ func (s *Server) removeVectorsJob(c *fiber.Ctx, doc *models.Document) jobStart {
 }
 
 func (s *Server) vectorResult(c *fiber.Ctx, docID int64, jobID string) error {
-	doc, err := s.d.DB.GetDocument(c.UserContext(), docID)
+	row, err := s.d.DB.GetDocumentWithSite(c.UserContext(), docID)
 	if err != nil {
 		return err
 	}
-	return ok(c, VectorizeResult{DocumentID: doc.ID, VectorStatus: doc.VectorStatus, VectorError: doc.VectorError,
-		ChunkCount: doc.ChunkCount, JobID: jobID})
+	doc, err := s.documentDetail(c, row)
+	if err != nil {
+		return err
+	}
+	return ok(c, VectorizeResult{DocumentResponse: doc, DocumentID: doc.ID, JobID: jobID})
 }
 
 func (s *Server) batchVectorize(c *fiber.Ctx) error {

@@ -30,7 +30,7 @@ type DocumentFilter struct {
 	CollectionIDs []int64
 	Status        string
 	VectorStatus  string
-	Keyword       string // matches title, content or summary
+	Keyword       string // matches title, summary, tags or content
 	TenantID      int64
 	// Public keeps published documents of active sites that are not being
 	// deleted: what the Client API may show.
@@ -112,9 +112,10 @@ func (d *DB) whereDocuments(q *bun.SelectQuery, f DocumentFilter) *bun.SelectQue
 	return q
 }
 
-// whereKeyword matches kw as a case-insensitive substring of title, summary
-// or content. The short columns come first: an OR stops at its first true
-// term, so a keyword found in the title or summary never reads the content.
+// whereKeyword matches kw as a case-insensitive substring of title, summary,
+// tags (their JSON text) or content. The short columns come first: an OR
+// stops at its first true term, so a keyword found in the title, summary or
+// tags never reads the content.
 //
 // SQLite: LIKE (case-insensitive for ASCII), as always.
 //
@@ -136,14 +137,17 @@ func (d *DB) whereKeyword(q *bun.SelectQuery, kw string) *bun.SelectQuery {
 	case !d.Postgres():
 		return q.Where("title LIKE ? ESCAPE '\\'", pat).
 			WhereOr("summary LIKE ? ESCAPE '\\'", pat).
+			WhereOr("tags LIKE ? ESCAPE '\\'", pat).
 			WhereOr("content LIKE ? ESCAPE '\\'", pat)
 	case caseless(kw):
 		return q.Where("title LIKE ? ESCAPE '\\'", pat).
 			WhereOr("summary LIKE ? ESCAPE '\\'", pat).
+			WhereOr("tags LIKE ? ESCAPE '\\'", pat).
 			WhereOr("content LIKE ? ESCAPE '\\'", pat)
 	}
 	return q.Where("title ILIKE ? ESCAPE '\\'", pat).
 		WhereOr("summary ILIKE ? ESCAPE '\\'", pat).
+		WhereOr("tags ILIKE ? ESCAPE '\\'", pat).
 		WhereOr("content LIKE ? ESCAPE '\\'", pat).
 		WhereOr("content ILIKE ? ESCAPE '\\'", pat)
 }
