@@ -31,8 +31,6 @@ const defaultUploadFolder = "uploads"
 // maxBatchFiles bounds the files of one batch upload.
 const maxBatchFiles = 100
 
-// uploadURLExpiry is the lifetime of the URL returned with an upload.
-const uploadURLExpiry = time.Hour
 
 // FileUploadResult describes one stored upload.
 type FileUploadResult struct {
@@ -213,7 +211,7 @@ func (s *Server) listFiles(c *fiber.Ctx) error {
 			ct = mime.TypeByExtension(path.Ext(it.Name))
 		}
 		out = append(out, FileItem{ObjectName: it.Name, Size: it.Size, LastModified: timePtr(it.LastModified),
-			ETag: it.ETag, ContentType: ct, URL: s.fileURL(c.UserContext(), store, it.Name, uploadURLExpiry)})
+			ETag: it.ETag, ContentType: ct, URL: s.assetURL(c.UserContext(), store, it.Name)})
 	}
 	return paged(c, out, total, q.PageQuery)
 }
@@ -236,7 +234,7 @@ func (s *Server) fileInfo(c *fiber.Ctx, name string, client bool) error {
 	}
 	return ok(c, FileInfo{ObjectName: info.Name, Size: info.Size, ContentType: info.ContentType,
 		LastModified: timePtr(info.LastModified), ETag: info.ETag, Metadata: meta,
-		URL: s.fileURL(c.UserContext(), store, info.Name, uploadURLExpiry)})
+		URL: s.assetURL(c.UserContext(), store, info.Name)})
 }
 
 func (s *Server) adminFileInfo(c *fiber.Ctx) error {

@@ -105,7 +105,8 @@ func TestFileUploadRoundTrip(t *testing.T) {
 		var up FileUploadResult
 		r.into(t, &up)
 		if !uuidName.MatchString(up.ObjectName) || up.OriginalFilename != orig || up.Size != int64(len(content)) ||
-			up.ContentType != "application/pdf" || !strings.HasPrefix(up.URL, "http://127.0.0.1:8080/v1/files-signed/uploads/") {
+			up.ContentType != "application/pdf" || up.URL != "http://127.0.0.1:8080/v1/files/"+up.ObjectName+":download" ||
+			objectFromAssetURL(up.URL) != up.ObjectName {
 			t.Fatalf("upload result: %+v", up)
 		}
 		if got := strings.Join(storedObjects(t, h), ","); got != up.ObjectName {
@@ -348,6 +349,17 @@ func TestFileSignedURLThroughApp(t *testing.T) {
 		content := []byte("<svg xmlns='http://www.w3.org/2000/svg'><script>alert(1)</script></svg>")
 		var up FileUploadResult
 		h.upload("/files:upload", h.admin, []upPart{{"file", "logo één.svg", content}}, nil).into(t, &up)
+		// The upload's own URL is the stable download route (an editor embeds
+		// it); signed URLs come from the store, as :presignedUrl gives them.
+		stable := h.must(200, "GET", strings.TrimPrefix(up.URL, "http://127.0.0.1:8080"), nil, "")
+		if !bytes.Equal(stable.Raw, content) || !strings.Contains(stable.Header.Get("Content-Security-Policy"), "sandbox") {
+			t.Fatalf("stable URL %s: %q %v", up.URL, stable.Raw, stable.Header)
+		}
+		signed, err := h.d.Blob.URL(context.Background(), up.ObjectName, time.Hour)
+		if err != nil {
+			t.Fatal(err)
+		}
+		up.URL = signed
 		u, err := url.Parse(up.URL)
 		if err != nil || u.Path != deps.SignedFilesPath+"/"+up.ObjectName {
 			t.Fatalf("url %q", up.URL)

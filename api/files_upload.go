@@ -139,7 +139,7 @@ func (s *Server) putUpload(c *fiber.Ctx, store blob.Store, folder string, fh *mu
 		return FileUploadResult{}, s.blobError(c, err)
 	}
 	return FileUploadResult{ObjectName: info.Name, OriginalFilename: orig, Size: info.Size, ContentType: info.ContentType,
-		URL: s.fileURL(c.UserContext(), store, info.Name, uploadURLExpiry)}, nil
+		URL: s.assetURL(c.UserContext(), store, info.Name)}, nil
 }
 
 func (s *Server) uploadFile(c *fiber.Ctx) error {

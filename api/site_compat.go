@@ -1,9 +1,14 @@
 package api
 
 import (
+	"context"
 	"encoding/json"
+	"net/url"
 	"strings"
+	"time"
 
+	"github.com/lorekb/lore/internal/blob"
+	"github.com/lorekb/lore/internal/deps"
 	"github.com/lorekb/lore/models"
 )
 
@@ -82,4 +87,44 @@ func deref(s *string) string {
 		return ""
 	}
 	return *s
+}
+
+// assetURL is the URL given for an uploaded file (upload answers, file lists
+// and info). The reference serves uploads from a public bucket, so the URL
+// an editor embeds in a document keeps working; here it is the public bucket
+// URL when S3_PUBLIC_BUCKET is set, else the Client API's download route
+// under LORE_PUBLIC_URL, which never expires (the site's visibility and
+// password still apply). The object name is the path between "/v1/files/"
+// and ":download" (objectFromAssetURL).
+func (s *Server) assetURL(ctx context.Context, store blob.Store, name string) string {
+	if s.d.Cfg.S3Public {
+		return s.fileURL(ctx, store, name, time.Hour)
+	}
+	segs := strings.Split(name, "/")
+	for i := range segs {
+		segs[i] = url.PathEscape(segs[i])
+	}
+	return deps.PublicBaseURL(s.d.Cfg) + surfacePrefixes[Client][0] + "/files/" + strings.Join(segs, "/") + ":download"
+}
+
+// objectFromAssetURL recovers the object name from an assetURL ("" when the
+// URL is not one).
+func objectFromAssetURL(u string) string {
+	p, err := url.Parse(u)
+	if err != nil {
+		return ""
+	}
+	rest, ok := strings.CutPrefix(p.EscapedPath(), surfacePrefixes[Client][0]+"/files/")
+	if !ok {
+		return ""
+	}
+	rest, ok = strings.CutSuffix(rest, ":download")
+	if !ok {
+		return ""
+	}
+	name, err := url.PathUnescape(rest)
+	if err != nil {
+		return ""
+	}
+	return name
 }
