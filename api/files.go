@@ -31,7 +31,6 @@ const defaultUploadFolder = "uploads"
 // maxBatchFiles bounds the files of one batch upload.
 const maxBatchFiles = 100
 
-
 // FileUploadResult describes one stored upload.
 type FileUploadResult struct {
 	ObjectName       string `json:"object_name"`
