@@ -244,10 +244,10 @@ func TestDocumentCreateBodyFields(t *testing.T) {
 		}
 		h.must(200, "PUT", adminPath+"/documents/"+itoa(d.ID), map[string]any{"title": "Parsed again"}, h.admin)
 		parseMetaIs(meta)(t, h.must(200, "GET", adminPath+"/documents/"+itoa(d.ID), nil, h.admin))
-		// Not a field of an update: ignored, as the reference's admin bodies
-		// ignore unknown fields.
-		h.must(200, "PUT", adminPath+"/documents/"+itoa(d.ID), map[string]any{"parse_meta": nil}, h.admin)
-		parseMetaIs(meta)(t, h.must(200, "GET", adminPath+"/documents/"+itoa(d.ID), nil, h.admin))
+		if r := h.do("PUT", adminPath+"/documents/"+itoa(d.ID), map[string]any{"parse_meta": nil}, h.admin); r.Status != 422 ||
+			!strings.Contains(r.Msg, "parse_meta") {
+			t.Fatalf("parse_meta on update: %d %s", r.Status, r.Raw)
+		}
 	})
 }
 
