@@ -216,7 +216,7 @@ func (c *docCache) get(id int64) (DocumentResponse, detailBody, bool, uint64) {
 // is not held twice, so twice as many documents fit in the bound.
 func (c *docCache) put(gen uint64, doc DocumentResponse) detailBody {
 	body := encodeDetail(doc)
-	size := 512 + len(doc.Title) + len(deref(doc.Summary)) + len(deref(doc.CoverImage)) + len(body.head) + len(body.tail)
+	size := 512 + len(doc.Title) + len(textOf(doc.Summary)) + len(textOf(doc.CoverImage)) + len(body.head) + len(body.tail)
 	if body.head == nil || size > c.max/16 {
 		return body
 	}

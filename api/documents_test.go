@@ -98,7 +98,7 @@ func TestDocumentCRUD(t *testing.T) {
 		// edits leave the vector state alone.
 		kbSetDoc(h, d.ID, "vector_status = ?", models.VecCompleted)
 		h.must(200, "PUT", adminPath+"/documents/"+itoa(d.ID), map[string]any{"summary": "new summary", "tags": []string{"x"}}, h.admin).into(t, &d)
-		if d.VectorStatus != "completed" || deref(d.Summary) != "new summary" || d.Tags[0] != "x" {
+		if d.VectorStatus != "completed" || textOf(d.Summary) != "new summary" || d.Tags[0] != "x" {
 			t.Fatalf("summary edit: %+v", d)
 		}
 		h.must(200, "PUT", adminPath+"/documents/"+itoa(d.ID), map[string]any{"content": "short"}, h.admin).into(t, &d)

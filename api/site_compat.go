@@ -81,8 +81,8 @@ func siteQuickQuestions(stored string) []QuickQuestion {
 	return qs
 }
 
-// deref is the text a nullable string holds ("" for null).
-func deref(s *string) string {
+// textOf is the text a nullable string holds ("" for null).
+func textOf(s *string) string {
 	if s == nil {
 		return ""
 	}
