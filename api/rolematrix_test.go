@@ -239,6 +239,8 @@ func (m *matrix) call(r Route, who matrixCaller, s matrixSite, own bool, adminJo
 		c.body, c.headers = b, []string{"Content-Type", ct}
 	case "POST /documents", "POST /collections":
 		c.body = map[string]any{"title": "m", "site_id": s.id}
+	case "POST /documents:reindex":
+		c.body = map[string]any{"site_id": s.id}
 	case "POST /documents:batchVectorize":
 		c.body = map[string]any{"document_ids": []int64{s.doc}}
 	case "PUT /documents/{id}":

@@ -84,13 +84,15 @@ type AIConfigMeta struct {
 
 // AIConfigView is the result of GET and PUT /system-configs/ai-config.
 // outdated_documents (PUT only) counts the documents marked outdated because
-// the embedding model changed.
+// the embedding model changed; reindex_job_id (PUT only) names the tenant
+// re-index started for them in automatic mode.
 type AIConfigView struct {
 	Configs           AIConfigSections `json:"configs"`
 	VectorizeMode     string           `json:"vectorize_mode"`
 	Meta              AIConfigMeta     `json:"meta"`
 	PlatformDefaults  map[string]any   `json:"platform_defaults"`
 	OutdatedDocuments *int             `json:"outdated_documents,omitempty"`
+	ReindexJobID      *string          `json:"reindex_job_id,omitempty"`
 }
 
 // WebWidgetIn is the web_widget section of a bot-config update.
@@ -471,6 +473,9 @@ func (s *Server) putAIConfig(c *fiber.Ctx) error {
 	}
 	view := s.aiConfigView(st)
 	view.OutdatedDocuments = &outdated
+	if outdated > 0 && s.automatic(c, tenant) {
+		view.ReindexJobID = s.reindexAfterModelChange(c, tenant)
+	}
 	return ok(c, view)
 }
 

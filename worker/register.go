@@ -17,6 +17,7 @@ func register(ctx context.Context, w worker.Worker, d *deps.Deps) error {
 	w.RegisterWorkflow(workflows.BatchVectorize)
 	w.RegisterWorkflow(workflows.RemoveDocumentVectors)
 	w.RegisterWorkflow(workflows.DeleteSite)
+	w.RegisterWorkflow(workflows.Reindex)
 	// The chat run publishes its events to this process's hub as well.
 	w.RegisterWorkflowWithOptions(workflows.ChatWorkflow{Hub: d.Hub}.Run,
 		workflow.RegisterOptions{Name: workflows.ChatWorkflowName})

@@ -35,17 +35,31 @@ func BatchVectorize(ctx workflow.Context, in BatchInput) (BatchProgress, error) 
 	if err := ServeProgress(ctx, &p); err != nil {
 		return p, err
 	}
-	size := in.GroupSize
+	if err := indexIDs(ctx, in.DocumentIDs, in.GroupSize, in.Concurrency, &p); err != nil {
+		return p, err // cancelled
+	}
+	p.Done, p.Step = true, StepDone
+	return p, nil
+}
+
+// maxFailedIDs bounds the failed ids a progress lists (Failed counts them
+// all), so a large job's progress and result stay small.
+const maxFailedIDs = 1000
+
+// indexIDs indexes ids in groups of size with at most limit groups in
+// flight, keeping p current, and returns once every group is done (or at
+// once when the workflow is cancelled).
+func indexIDs(ctx workflow.Context, ids []int64, size, limit int, p *Progress) error {
 	if size <= 0 {
 		size = DefaultGroupSize
 	}
-	limit := max(in.Concurrency, 1)
+	limit = max(limit, 1)
 	inFlight := 0
 	wg := workflow.NewWaitGroup(ctx)
-	for start := 0; start < len(in.DocumentIDs); start += size {
-		group := in.DocumentIDs[start:min(start+size, len(in.DocumentIDs))]
+	for start := 0; start < len(ids); start += size {
+		group := ids[start:min(start+size, len(ids))]
 		if err := workflow.Await(ctx, func() bool { return inFlight < limit }); err != nil {
-			return p, err // cancelled
+			return err
 		}
 		inFlight++
 		p.Pending -= len(group)
@@ -58,12 +72,11 @@ func BatchVectorize(ctx workflow.Context, in BatchInput) (BatchProgress, error) 
 			p.Running -= len(group)
 			p.Completed += completed
 			p.Failed += len(failed)
-			p.FailedIDs = append(p.FailedIDs, failed...)
+			p.FailedIDs = append(p.FailedIDs, failed[:min(len(failed), max(maxFailedIDs-len(p.FailedIDs), 0))]...)
 		})
 	}
 	wg.Wait(ctx)
-	p.Done, p.Step = true, StepDone
-	return p, nil
+	return nil
 }
 
 // indexGroup indexes a group with one activity, or document by document when
