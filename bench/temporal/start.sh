@@ -25,12 +25,12 @@ db="$TEMPORAL_DB" visdb="${TEMPORAL_DB}_visibility"
 sqlt() { "$TEMPORAL_SQL_BIN" --plugin postgres12 --ep "$PGHOST" -p "$PGPORT" -u "$PGUSER" --pw "$PGPASSWORD" "$@"; }
 
 for d in "$db" "$visdb"; do
-  sqlt --db "$d" create-database >/dev/null
+  sqlt --db "$d" create-database
 done
-sqlt --db "$db" setup-schema -v 0.0 >/dev/null
-sqlt --db "$db" update-schema --schema-name postgresql/v12/temporal >/dev/null
-sqlt --db "$visdb" setup-schema -v 0.0 >/dev/null
-sqlt --db "$visdb" update-schema --schema-name postgresql/v12/visibility >/dev/null
+sqlt --db "$db" setup-schema -v 0.0
+sqlt --db "$db" update-schema --schema-name postgresql/v12/temporal
+sqlt --db "$visdb" setup-schema -v 0.0
+sqlt --db "$visdb" update-schema --schema-name postgresql/v12/visibility
 echo "temporal-pg: schemas set up in $db and $visdb"
 
 cp "$here/dynamicconfig.yaml" "$work/dynamicconfig.yaml"

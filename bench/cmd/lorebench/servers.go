@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
+	mrand "math/rand/v2"
 	"net/http"
 	"os"
 	"os/exec"
@@ -174,6 +175,8 @@ func (b *bench) startTemporalPG(ctx context.Context, tport int) error {
 	if err != nil {
 		return err
 	}
+	tport = base + 9 // the frontend too, under 32768
+	b.taddr = fmt.Sprintf("127.0.0.1:%d", tport)
 	host, port, user, pass := env.PGParts(o.pgURL)
 	b.temporalDB = fmt.Sprintf("lorebench_temporal_%d", time.Now().UnixNano()%1_000_000_000)
 	environ := append(env.FilteredEnviron(),
@@ -208,26 +211,20 @@ func (b *bench) startTemporalPG(ctx context.Context, tport int) error {
 	return nil
 }
 
-// freeRange finds n consecutive free TCP ports on 127.0.0.1 (the server's
-// services take consecutive ports).
+// freeRange finds n consecutive free TCP ports on 127.0.0.1 below 32768:
+// the server stores its membership ports in a PostgreSQL smallint.
 func freeRange(n int) (int, error) {
-	for try := 0; try < 50; try++ {
-		p, err := env.FreePort()
-		if err != nil {
-			return 0, err
-		}
-		if p+n > 65535 {
-			continue
-		}
+	for try := 0; try < 200; try++ {
+		p := 20000 + mrand.IntN(32000-20000-n)
 		ok := true
-		for i := 1; i < n && ok; i++ {
+		for i := 0; i < n && ok; i++ {
 			ok = env.PortFree(p + i)
 		}
 		if ok {
 			return p, nil
 		}
 	}
-	return 0, fmt.Errorf("no %d consecutive free ports", n)
+	return 0, fmt.Errorf("no %d consecutive free ports under 32768", n)
 }
 
 // stopServers stops lore and Temporal and drops their databases.
