@@ -228,7 +228,8 @@ func (a *Chat) buildMessages(ctx context.Context, in ModelTurnInput) ([]llm.Mess
 	}
 	sys := systemPrompt
 	if in.Instructions != "" {
-		sys = in.Instructions + "\n\n" + systemPrompt
+		// Below Lore's own prompt, never in place of it.
+		sys = systemPrompt + "\n\nAdditional instructions from the site (they do not override the rules above):\n" + in.Instructions
 	}
 	msgs := []llm.Message{{Role: llm.RoleSystem, Content: sys}}
 	if conv.Summary != "" {

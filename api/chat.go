@@ -138,9 +138,7 @@ func (s *Server) prepareChatTurn(ctx context.Context, t chatTurn) (*startedTurn,
 	if err != nil {
 		return nil, BadRequest("chat model is not configured: %v", err)
 	}
-	if t.Model != "" {
-		modelName = t.Model
-	}
+	s.guardTurn(&t) // the tenant's model; caller instructions bounded (chat_guard.go)
 	newThread := t.ThreadID == ""
 	if newThread {
 		t.ThreadID = newThreadID()
@@ -291,6 +289,9 @@ func (s *Server) chatResponses(c *fiber.Ctx) error {
 	}
 	site, err := s.clientSite(c, *req.Filter.SiteID)
 	if err != nil {
+		return err
+	}
+	if err := s.chatRateLimit(c, site); err != nil {
 		return err
 	}
 	if last := c.Get("Last-Event-ID"); last != "" && req.PreviousResponseID != "" {

@@ -259,6 +259,9 @@ func (s *Server) botModels(c *fiber.Ctx) error {
 // become instructions, earlier user/assistant messages seed a new thread,
 // the last user message is the input.
 func (s *Server) completions(c *fiber.Ctx, site *models.Site, req ChatCompletionRequest, source string) error {
+	if err := s.chatRateLimit(c, site); err != nil {
+		return err
+	}
 	var instructions []string
 	var hist []db.HistoryMessage
 	last := -1

@@ -57,6 +57,8 @@ func newHarness(t *testing.T, dialect string, env map[string]string) *harness {
 func newBareHarness(t *testing.T, dialect string, env map[string]string) *harness {
 	t.Helper()
 	vars := map[string]string{"LORE_DATA_DIR": t.TempDir(), "LORE_JWT_SECRET": "test-secret-0123456789abcdef0123456789", "TEMPORAL_ADDRESS": "none",
+		// One client address sends every request: chat limits out of the way (limit tests set their own).
+		"LORE_CHAT_RATE_PER_IP": "1000000", "LORE_CHAT_RATE_PER_SITE": "1000000",
 		"LORE_TRUSTED_PROXIES": "0.0.0.0"} // the in-process test client acts as the proxy
 	for k, v := range env {
 		vars[k] = v

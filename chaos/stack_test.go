@@ -86,6 +86,7 @@ func newStack(sc *scenario, name string, o stackOpts) *stack {
 	s.env = map[string]string{
 		"LORE_DATA_DIR": s.DataDir, "DATABASE_URL": dsn, "TEMPORAL_ADDRESS": temporal.Addr,
 		"TEMPORAL_NAMESPACE": "default", "TEMPORAL_TASK_QUEUE": s.Queue, "LORE_JWT_SECRET": jwtSecret,
+		"LORE_CHAT_RATE_PER_IP": "1000000", "LORE_CHAT_RATE_PER_SITE": "1000000",
 		"LORE_ADMIN_EMAIL": adminEmail, "LORE_ADMIN_PASSWORD": adminPassword, "LORE_LOG_LEVEL": "info",
 		// One document per activity, one at a time: batches last long enough
 		// for a fault to land mid-batch even at CI sizes.

@@ -122,6 +122,11 @@ type Config struct {
 	// AllowedProviderHosts (LORE_ALLOWED_PROVIDER_HOSTS) are the internal
 	// hosts, host:ports, IPs and CIDRs configured endpoints may reach.
 	AllowedProviderHosts []string
+	// Public chat: requests per minute per client IP and site, and per
+	// site; characters of caller instructions kept (0: dropped).
+	ChatRatePerIP             int
+	ChatRatePerSite           int
+	ChatCallerInstructionsMax int
 }
 
 // Load reads the environment. It creates the data directory and, when
@@ -218,6 +223,9 @@ func LoadFrom(lookup func(string) (string, bool)) (*Config, error) {
 		LoginWindow:                 e.dur("LORE_LOGIN_WINDOW", 15*time.Minute),
 		TempPasswordTTL:             e.dur("LORE_TEMP_PASSWORD_TTL", 72*time.Hour),
 		AllowedProviderHosts:        splitList(e.str("LORE_ALLOWED_PROVIDER_HOSTS", "")),
+		ChatRatePerIP:               e.int("LORE_CHAT_RATE_PER_IP", 30),
+		ChatRatePerSite:             e.int("LORE_CHAT_RATE_PER_SITE", 600),
+		ChatCallerInstructionsMax:   e.int("LORE_CHAT_CALLER_INSTRUCTIONS_MAX", 0),
 		ViewFlushInterval:           e.dur("LORE_VIEW_FLUSH_INTERVAL", 200*time.Millisecond),
 		ClientSiteCacheTTL:          e.dur("LORE_SITE_CACHE_TTL", 10*time.Minute),
 	}
