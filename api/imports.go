@@ -290,7 +290,7 @@ func (s *Server) importDocuments(c *fiber.Ctx) error {
 		f := activities.ImportFile{Name: names[i], Source: activities.SourceUpload}
 		switch {
 		case !plan.supported(names[i]):
-			plan.rejected[i] = fmt.Sprintf("%s: %v: .%s (supported: %s)", names[i], convert.ErrUnsupported, convert.Ext(names[i]), s.formatList(plan))
+			plan.rejected[i] = s.unsupported(plan, names[i])
 		case fh.Size > plan.spec.MaxBytes:
 			plan.rejected[i] = fmt.Sprintf("%s: %v: %d bytes, the limit is %d", names[i], convert.ErrTooLarge, fh.Size, plan.spec.MaxBytes)
 		default:
@@ -340,11 +340,14 @@ func safeExt(name string) string {
 	return "." + ext
 }
 
-func (s *Server) formatList(p *importPlan) string {
-	if p.spec.Processor != "" {
-		return strings.Join(processor.Formats, ", ")
+// unsupported is the reason a file of a type the plan's processor does not
+// read fails.
+func (s *Server) unsupported(p *importPlan, name string) string {
+	formats := processor.Formats
+	if p.spec.Processor == "" {
+		formats = builtin.Registry().Formats()
 	}
-	return strings.Join(builtin.Registry().Formats(), ", ")
+	return fmt.Sprintf("%s: %v: .%s (supported: %s)", name, convert.ErrUnsupported, convert.Ext(name), strings.Join(formats, ", "))
 }
 
 // storeUpload streams one uploaded file into the store.

@@ -53,6 +53,7 @@ type matrixSite struct {
 	doc, col     int64
 	key          int64
 	file         string
+	ds           int64 // an internal data source of the site
 }
 
 // matrixCaller is a user the role matrix calls the routes as.
@@ -99,7 +100,20 @@ func (m *matrix) site(name string) matrixSite {
 	col := kbCollection(h, st.ID, nil, "C")
 	doc := kbDocument(h, map[string]any{"title": "D", "site_id": st.ID, "collection_id": col.ID})
 	return matrixSite{id: st.ID, slug: st.Slug, domain: st.Slug + ".example.com", doc: doc.ID, col: col.ID,
-		key: m.apiKey(st.ID), file: m.file(st.ID)}
+		key: m.apiKey(st.ID), file: m.file(st.ID), ds: m.dataSource(st.ID)}
+}
+
+// dataSource creates an internal data source of the site with one file.
+func (m *matrix) dataSource(siteID int64) int64 {
+	ds := &models.DataSource{TenantID: 1, SiteID: &siteID, Name: m.fresh("ds"), Type: models.DataSourceInternal, Config: "{}"}
+	if err := m.h.d.DB.SaveDataSource(context.Background(), ds); err != nil {
+		m.h.t.Fatal(err)
+	}
+	name := fmt.Sprintf("sites/%d/datasources/%d/a.md", siteID, ds.ID)
+	if _, err := m.store.Put(context.Background(), name, strings.NewReader("# a"), 3, "text/markdown", nil); err != nil {
+		m.h.t.Fatal(err)
+	}
+	return ds.ID
 }
 
 // job records a job of the site, started by user by.
@@ -157,6 +171,11 @@ func (m *matrix) call(r Route, who matrixCaller, s matrixSite, own bool, adminJo
 		id = s.doc
 		if del {
 			id = kbDocument(h, map[string]any{"title": "gone", "site_id": s.id}).ID
+		}
+	case strings.HasPrefix(r.Path, "/data-sources/"):
+		id = s.ds
+		if key == "DELETE /data-sources/{id}" {
+			id = m.dataSource(s.id)
 		}
 	case strings.HasPrefix(r.Path, "/collections/"):
 		id = s.col
@@ -232,6 +251,30 @@ func (m *matrix) call(r Route, who matrixCaller, s matrixSite, own bool, adminJo
 		}
 		b, ct := multipartBody(h.t, []upPart{{field: field, filename: "m.txt", content: []byte("matrix")}}, nil)
 		c.path += fmt.Sprintf("?folder=sites/%d", s.id)
+		c.body, c.headers = b, []string{"Content-Type", ct}
+	case "GET /data-sources":
+		c.list = func(t *testing.T, r *resp, want bool) {
+			t.Helper()
+			var list []DataSource
+			r.into(t, &list)
+			found := false
+			for _, d := range list {
+				found = found || d.ID == s.ds
+			}
+			if found != want {
+				t.Errorf("GET /data-sources as %s: data source %d listed %v, want %v", who.role, s.ds, found, want)
+			}
+		}
+	case "POST /data-sources":
+		c.body = map[string]any{"name": "m", "type": "internal", "site_id": s.id}
+	case "PUT /data-sources/{id}":
+		c.body = map[string]any{"name": "m"}
+	case "DELETE /data-sources/{id}/files":
+		c.path += "?key=" + m.fresh("missing") + ".md" // 404 when allowed
+	case "POST /data-sources/{id}/import":
+		c.body = map[string]any{"keys": []string{"a.md"}, "site_id": s.id}
+	case "POST /data-sources/{id}/upload":
+		b, ct := multipartBody(h.t, []upPart{{field: "file", filename: m.fresh("u") + ".md", content: []byte("# u")}}, nil)
 		c.body, c.headers = b, []string{"Content-Type", ct}
 	case "POST /documents:import":
 		b, ct := multipartBody(h.t, []upPart{{field: "files", filename: "m.md", content: []byte("# m\n")}},

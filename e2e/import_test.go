@@ -25,8 +25,8 @@ type upload struct {
 	data []byte
 }
 
-// multipart posts a multipart form with the token.
-func (a *app) multipart(path string, fields map[string]string, files []upload, token string) *resp {
+// multipart posts a multipart form with the token; files go in field.
+func (a *app) multipart(path string, fields map[string]string, field string, files []upload, token string) *resp {
 	a.t.Helper()
 	var body bytes.Buffer
 	mw := multipart.NewWriter(&body)
@@ -34,7 +34,7 @@ func (a *app) multipart(path string, fields map[string]string, files []upload, t
 		_ = mw.WriteField(k, v)
 	}
 	for _, f := range files {
-		w, _ := mw.CreateFormFile("files", f.name)
+		w, _ := mw.CreateFormFile(field, f.name)
 		_, _ = w.Write(f.data)
 	}
 	_ = mw.Close()
@@ -105,7 +105,7 @@ func TestImportFiles(t *testing.T) {
 			files = append(files, upload{"archive.zip", []byte("PK\x03\x04 not really")},
 				upload{"huge.md", bytes.Repeat([]byte("# big\n"), 200_000)})
 			r := a.multipart("/admin/api/v1/documents:import", map[string]string{"site_id": itoa(site),
-				"collection_id": itoa(col.ID), "publish": "true"}, files, a.token)
+				"collection_id": itoa(col.ID), "publish": "true"}, "files", files, a.token)
 			if r.Status != 201 {
 				t.Fatalf("import: %d %s", r.Status, r.Raw)
 			}
@@ -264,7 +264,7 @@ func TestImportBadInput(t *testing.T) {
 		{"bad boolean", map[string]string{"site_id": itoa(site), "publish": "maybe"}, md, a.token, 422},
 	}
 	for _, c := range cases {
-		r := a.multipart("/admin/api/v1/documents:import", c.fields, c.files, c.token)
+		r := a.multipart("/admin/api/v1/documents:import", c.fields, "files", c.files, c.token)
 		if r.Status != c.status || r.Code != c.status || r.Msg == "" {
 			t.Errorf("%s: %d %s, want %d", c.what, r.Status, r.Raw, c.status)
 		}
