@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lorekb/lore/internal/streamhub"
 	"github.com/lorekb/lore/models"
 	"github.com/lorekb/lore/workflows"
 )
@@ -378,19 +379,7 @@ func TestNonStreamAnswersDoNotWaitForSummarization(t *testing.T) {
 // Last-Event-ID) gets the rest of the turn exactly once: the same events,
 // with the same ids, as the first reader got after that id.
 func TestReattachToARunningTurn(t *testing.T) {
-	m := newScriptedModel(t)
-	m.delay = 150 * time.Millisecond // the answer streams for about 1.2 s
-	a := newApp(t, "postgres", modelEnv(m, nil))
-	site := a.site("Reattach")
-	a.waitStatus(a.newDoc(site, "Installation", installDoc, "published"), "completed")
-	base := a.listen()
-	body := fmt.Sprintf(`{"input":"install?","stream":true,"user":"m","filter":{"site_id":%d}}`, site)
-	res, err := http.Post(base+"/v1/chat/responses", "application/json", strings.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer res.Body.Close()
-	rd := bufio.NewReader(res.Body)
+	m, a, site, rd := slowChat(t, "postgres", "Reattach")
 	// The first reader reads up to its second answer piece.
 	var first []sseEvent
 	deltas := 0
@@ -549,4 +538,67 @@ func TestChatWithTheWorkerElsewhere(t *testing.T) {
 		a := newApp(t, "sqlite", modelEnv(m, map[string]string{"LORE_RUN_WORKER": "false"}))
 		a.chatThenLeave(m, "output_text.delta", "role = 'assistant' AND message_seq IS NOT NULL AND content = 'Download '", 2)
 	})
+}
+
+// A reader of the hub whose hub stops making sense (here: an event with a
+// sequence number past a gap, as when events were published elsewhere)
+// switches to the run's log and gets the rest from there: every event once,
+// in order, and nothing the log does not have.
+func TestHubReaderSwitchesToTheLogOnAGap(t *testing.T) {
+	_, a, _, rd := slowChat(t, "sqlite", "Gap")
+	var evs []sseEvent
+	for len(evs) == 0 || evs[len(evs)-1].Type != "response.output_text.delta" {
+		ev, ok := nextSSE(rd)
+		if !ok {
+			t.Fatalf("stream ended early: %v", types(evs))
+		}
+		evs = append(evs, ev)
+	}
+	var sess models.ChatSession
+	if err := a.d.DB.NewSelect().Model(&sess).Where("thread_id = ?", createdID(t, evs[0])).Scan(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	wfID := workflows.ChatRunID(sess.ThreadID, sess.ID, 1)
+	if !a.d.Hub.Local(wfID) {
+		t.Fatal("the run does not work in this process: the reader would not read the hub")
+	}
+	a.d.Hub.Publish(wfID, streamhub.Event{Origin: "elsewhere/1/0", Seq: 1000, Data: []byte(`{"type":"response.output_text.delta","delta":"BOGUS"}`)})
+	for {
+		ev, ok := nextSSE(rd)
+		if !ok {
+			break
+		}
+		evs = append(evs, ev)
+	}
+	ts := types(evs)
+	if ts[len(ts)-1] != "[DONE]" || ts[len(ts)-2] != "response.completed" {
+		t.Fatalf("events %v", ts)
+	}
+	for i, ev := range evs[:len(evs)-1] {
+		if ev.ID != i+1 {
+			t.Fatalf("event %d has id %d (events %v)", i, ev.ID, ts)
+		}
+	}
+	if got := answer(evs); got != "Download the archive and run make run [1]. " {
+		t.Fatalf("answer %q", got)
+	}
+}
+
+// slowChat starts an app of the dialect whose model streams its answer for
+// about 1.2 s, and in it a streamed chat of member m in a new site (one
+// published document) over a real port.
+func slowChat(t *testing.T, dialect, siteName string) (*scriptedModel, *app, int64, *bufio.Reader) {
+	m := newScriptedModel(t)
+	m.delay = 150 * time.Millisecond
+	a := newApp(t, dialect, modelEnv(m, nil))
+	site := a.site(siteName)
+	a.waitStatus(a.newDoc(site, "Installation", installDoc, "published"), "completed")
+	base := a.listen()
+	body := fmt.Sprintf(`{"input":"install?","stream":true,"user":"m","filter":{"site_id":%d}}`, site)
+	res, err := http.Post(base+"/v1/chat/responses", "application/json", strings.NewReader(body))
+	if err != nil {
+		a.t.Fatal(err)
+	}
+	a.t.Cleanup(func() { res.Body.Close() })
+	return m, a, site, bufio.NewReader(res.Body)
 }
