@@ -127,12 +127,17 @@ func run(ctx context.Context, serveHTTP bool) error {
 	if err := api.Bootstrap(ctx, d, os.Stdout); err != nil {
 		return err
 	}
-	errc := make(chan error, 2)
+	errc := make(chan error, 3)
 	if cfg.PprofAddr != "" {
 		go func() {
 			// net/http/pprof registers on the default mux; nothing else uses it.
 			log.Warn("pprof server stopped", "err", http.ListenAndServe(cfg.PprofAddr, nil)) //nolint:gosec // operator-only, off by default
 		}()
+	}
+	if cfg.MetricsAddr != "" {
+		ms := api.MetricsServer(d)
+		go func() { errc <- ms.ListenAndServe() }()
+		defer ms.Close() //nolint:errcheck
 	}
 	var w *worker.Worker
 	if !serveHTTP || cfg.RunWorker {

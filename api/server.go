@@ -114,7 +114,9 @@ func (s *Server) mount() {
 	for _, group := range s.extraRoutes() {
 		s.register(group)
 	}
-	s.app.Get("/metrics", adaptor.HTTPHandler(s.d.Metrics.Handler()))
+	if s.d.Cfg.MetricsAddr == "" {
+		s.app.Get("/metrics", adaptor.HTTPHandler(s.d.Metrics.Handler()))
+	}
 	s.app.Get("/openapi-client.json", s.serveSpec(Client))
 	s.app.Get("/openapi-admin.json", s.serveSpec(Admin))
 	sub, _ := fs.Sub(docsFS, "docsui")

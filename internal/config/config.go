@@ -16,8 +16,11 @@ import (
 // Config is the whole runtime configuration. Zero values are never used directly:
 // Load fills every field from the environment or its default.
 type Config struct {
-	HTTPAddr    string // LORE_HTTP_ADDR
-	PprofAddr   string // LORE_PPROF_ADDR: Go profiler (net/http/pprof) listen address; empty: off
+	HTTPAddr  string // LORE_HTTP_ADDR
+	PprofAddr string // LORE_PPROF_ADDR: Go profiler (net/http/pprof) listen address; empty: off
+	// MetricsAddr (LORE_METRICS_ADDR): serve /metrics on this listener only,
+	// away from the public API; empty: /metrics on LORE_HTTP_ADDR.
+	MetricsAddr string
 	PublicURL   string // LORE_PUBLIC_URL: base URL used in generated links (signed file URLs)
 	DataDir     string // LORE_DATA_DIR
 	DatabaseURL string // DATABASE_URL: empty → SQLite in DataDir
@@ -139,6 +142,7 @@ func LoadFrom(lookup func(string) (string, bool)) (*Config, error) {
 	c := &Config{
 		HTTPAddr:       e.str("LORE_HTTP_ADDR", ":8080"),
 		PprofAddr:      e.str("LORE_PPROF_ADDR", ""),
+		MetricsAddr:    e.str("LORE_METRICS_ADDR", ""),
 		PublicURL:      e.str("LORE_PUBLIC_URL", ""),
 		DataDir:        e.str("LORE_DATA_DIR", "./data"),
 		DatabaseURL:    e.str("DATABASE_URL", ""),
