@@ -17,7 +17,8 @@ GO_RELEASE_FLAGS ?= -trimpath -ldflags "-s -w"
 build:
 	go build $(GO_RELEASE_FLAGS) -o $(BIN)/lore .
 
-run: build tools-temporal
+# scripts/run.sh builds lore (and the Temporal CLI once), saying so, then starts both.
+run:
 	@scripts/run.sh
 
 # Binaries the tests need: the Temporal CLI (dev server) and MinIO (real S3).

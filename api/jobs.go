@@ -123,6 +123,8 @@ func (s *Server) launch(ctx context.Context, tc client.Client, js jobStart, attr
 		TaskQueue:             s.d.Cfg.TemporalQueue,
 		WorkflowIDReusePolicy: enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE,
 		Memo:                  js.meta.Memo(),
+		// The Web UI shows the summary on the workflow's page.
+		StaticSummary: js.meta.Title,
 	}
 	if attrs {
 		opts.TypedSearchAttributes = js.meta.SearchAttributes()
