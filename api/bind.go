@@ -10,6 +10,7 @@ import (
 	"reflect"
 	"strconv"
 	"strings"
+	"unicode"
 
 	"github.com/go-playground/validator/v10"
 	"github.com/gofiber/fiber/v2"
@@ -25,6 +26,9 @@ var validate = func() *validator.Validate {
 		}
 		return f.Name
 	})
+	// pwbytes: bcrypt hashes at most 72 bytes; a longer password (easily
+	// reached in characters outside ASCII) is a 422, not a hashing error.
+	_ = v.RegisterValidation("pwbytes", func(fl validator.FieldLevel) bool { return len(fl.Field().String()) <= 72 })
 	return v
 }()
 
@@ -288,6 +292,8 @@ func validationError(err error) error {
 		return Invalid("%s: must be one of [%s]", field, fe.Param())
 	case "email":
 		return Invalid("%s: not a valid email address", field)
+	case "pwbytes":
+		return Invalid("%s: at most 72 bytes in UTF-8 (the password hash's limit)", field)
 	}
 	return Invalid("%s: failed rule %q", field, fe.Tag())
 }
@@ -376,9 +382,13 @@ func joinPath(a, b string) string {
 	return a + "." + b
 }
 
-// requiredTitle trims a title and refuses a blank one (422).
+// isBlankRune: Unicode space and format characters (a zero-width space, a
+// BOM) count as blank.
+func isBlankRune(r rune) bool { return unicode.IsSpace(r) || unicode.Is(unicode.Cf, r) }
+
+// requiredTitle trims a title and refuses a blank one (422), see isBlankRune.
 func requiredTitle(t string) (string, error) {
-	t = strings.TrimSpace(t)
+	t = strings.TrimFunc(t, isBlankRune)
 	if t == "" {
 		return "", Invalid("title: must not be blank")
 	}

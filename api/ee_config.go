@@ -49,7 +49,7 @@ type SiteEEConfig struct {
 type SiteEEConfigUpdate struct {
 	Access *struct {
 		IsPublic *bool   `json:"is_public" required:"false" doc:"true removes the password; false without one generates it"`
-		Password *string `json:"password" required:"false" doc:"sets the password (the site becomes private)" validate:"omitnil,max=64"`
+		Password *string `json:"password" required:"false" doc:"sets the password (the site becomes private)" validate:"omitnil,max=64,pwbytes"`
 	} `json:"access" required:"false"`
 	APIBot *struct {
 		Enabled *bool   `json:"enabled" required:"false" doc:"true creates a key when none is active; false revokes it"`

@@ -46,7 +46,7 @@ const sitePasswordWindow = 15 * time.Minute
 
 // SitePasswordSet is the body of PUT /sites/{id}/password.
 type SitePasswordSet struct {
-	Password string `json:"password" validate:"required,min=4,max=64"`
+	Password string `json:"password" validate:"required,min=4,max=64,pwbytes"`
 }
 
 // SitePasswordVerify is the body of verify-password.

@@ -85,7 +85,7 @@ type SiteCreate struct {
 	IsPublic          *bool           `json:"is_public" required:"false" doc:"EE; default true"`
 	AdminEmail        string          `json:"admin_email" required:"false" doc:"gives the site an administrator: an existing site_admin or editor with this email is assigned the site (an admin needs nothing); otherwise a new site_admin is created" validate:"omitempty,email,max=254"`
 	AdminName         string          `json:"admin_name" required:"false" doc:"name of a new administrator; default: the part of admin_email before @" validate:"max=100"`
-	AdminPassword     string          `json:"admin_password" required:"false" doc:"password of a new administrator (8..100; required when admin_email names no user)" validate:"omitempty,min=8,max=100"`
+	AdminPassword     string          `json:"admin_password" required:"false" doc:"password of a new administrator (8..100; required when admin_email names no user)" validate:"omitempty,min=8,max=100,pwbytes"`
 }
 
 // SiteUpdate is the body of PUT /sites/{id}; absent fields are kept, an

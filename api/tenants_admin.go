@@ -78,7 +78,7 @@ type TenantCreate struct {
 	Description   *string `json:"description" required:"false" validate:"omitnil,max=10000"`
 	Status        string  `json:"status" required:"false" doc:"active (default) | trial | disabled" validate:"omitempty,oneof=active trial disabled inactive"`
 	AdminEmail    string  `json:"admin_email" validate:"required,email,max=254"`
-	AdminPassword string  `json:"admin_password" validate:"required,min=8,max=100"`
+	AdminPassword string  `json:"admin_password" validate:"required,min=8,max=100,pwbytes"`
 	AdminName     *string `json:"admin_name" required:"false" validate:"omitnil,max=100"`
 	TenantPlanIn
 }

@@ -57,7 +57,7 @@ type LoginResult struct {
 type UserCreate struct {
 	Name           string  `json:"name" validate:"required,min=1,max=100"`
 	Email          string  `json:"email" validate:"required,email,max=254"`
-	Password       string  `json:"password" validate:"required,min=8,max=100"`
+	Password       string  `json:"password" validate:"required,min=8,max=100,pwbytes"`
 	Role           string  `json:"role" validate:"omitempty,oneof=admin site_admin editor"`
 	ManagedSiteIDs []int64 `json:"managed_site_ids" validate:"max=1000"`
 	AvatarURL      string  `json:"avatar_url" validate:"max=1000"`
@@ -86,7 +86,7 @@ type UserUpdate struct {
 // UserUpdatePassword is the body of PUT /users/{id}/password.
 type UserUpdatePassword struct {
 	OldPassword string `json:"old_password" validate:"required,max=100"`
-	NewPassword string `json:"new_password" validate:"required,min=8,max=100"`
+	NewPassword string `json:"new_password" validate:"required,min=8,max=100,pwbytes"`
 }
 
 // UserWithPassword returns a generated temporary password once.

@@ -278,6 +278,10 @@ func (c *Config) validate() error {
 		return fmt.Errorf("config: LORE_BATCH_VECTORIZE_CONCURRENCY must be >= 1")
 	case c.ChunkSize > MaxChunkSize:
 		return fmt.Errorf("config: LORE_CHUNK_SIZE must be <= %d (runes, so that a chunk fits a 65,535-byte Milvus text field)", MaxChunkSize)
+	case c.JWTSecret != "" && len(c.JWTSecret) < 32:
+		// HS256 keys shorter than the hash can be brute-forced offline
+		// from any token.
+		return fmt.Errorf("config: LORE_JWT_SECRET must be at least 32 bytes (it is %d); unset it to use a generated one", len(c.JWTSecret))
 	}
 	return nil
 }
