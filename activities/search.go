@@ -11,8 +11,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/lorekb/lore/internal/embed"
-	"github.com/lorekb/lore/internal/rerank"
+	"github.com/lorekb/lore/internal/retrieve"
 	"github.com/lorekb/lore/internal/vector"
 	"github.com/lorekb/lore/models"
 	"go.temporal.io/sdk/temporal"
@@ -90,21 +89,14 @@ func (a *Chat) search(ctx context.Context, in SearchInput) (SearchResult, error)
 	}
 	_ = json.Unmarshal([]byte(in.Arguments), &args)
 	query := strings.TrimSpace(args.Query)
-	var hits []vector.Hit
-	if query != "" {
-		var err error
-		if hits, err = a.recall(ctx, in, query); err != nil {
-			return SearchResult{}, classify(err)
-		}
-	}
-	hits, err := a.visible(ctx, in.SiteID, hits)
+	results, err := a.retrieve(ctx, in.TenantID, in.SiteID, query, retrieve.AllStages(), a.D.Cfg.RAGRerankTopK, nil)
 	if err != nil {
 		return SearchResult{}, err
 	}
-	if len(hits) > 0 {
-		if hits, err = a.rerank(ctx, in.TenantID, query, hits); err != nil {
-			return SearchResult{}, err
-		}
+	hits := make([]vector.Hit, len(results))
+	for i, r := range results {
+		hits[i] = r.Hit
+		hits[i].Score = float32(r.Relevance)
 	}
 	res := storedResult{Query: query, Passages: mergeByDocument(hits)}
 	content, _ := json.Marshal(res)
@@ -120,92 +112,6 @@ func (a *Chat) search(ctx context.Context, in SearchInput) (SearchResult, error)
 	out.Hash = hex.EncodeToString(h.Sum(nil))
 	out.ElapsedMS = time.Since(start).Milliseconds()
 	return out, nil
-}
-
-// recall runs the dense and the keyword search of the site at once (the
-// keyword half needs no embedding, so it starts while the query is
-// embedded) and fuses them. Reads may be a few seconds stale
-// (vector.AllowStale): every hit is checked against the database after, so
-// a chunk indexed a moment ago is the only thing a stale read can miss, and
-// Milvus then skips the wait for its newest writes.
-func (a *Chat) recall(ctx context.Context, in SearchInput, query string) ([]vector.Hit, error) {
-	cfg := a.D.Cfg
-	emb, store, err := a.D.TenantVectors(ctx, in.TenantID)
-	if err != nil {
-		return nil, err
-	}
-	ctx, cancel := context.WithCancel(vector.AllowStale(ctx))
-	defer cancel()
-	k := min(cfg.RAGRecallK, cfg.RAGRecallMax)
-	type keywordResult struct {
-		hits []vector.Hit
-		err  error
-	}
-	keyword := make(chan keywordResult, 1)
-	go func() {
-		hits, err := store.KeywordSearch(ctx, in.SiteID, query, k)
-		keyword <- keywordResult{hits, err}
-	}()
-	dense, err := a.denseRecall(ctx, emb, store, in.SiteID, query, k)
-	if err != nil {
-		cancel() // the keyword half is of no use now
-		<-keyword
-		return nil, err
-	}
-	sparse := <-keyword
-	if sparse.err != nil {
-		return nil, sparse.err
-	}
-	return fuse(dense, sparse.hits, min(k, cfg.RAGRecallMax)), nil
-}
-
-// denseRecall embeds the query and searches the site's vectors.
-func (a *Chat) denseRecall(ctx context.Context, emb embed.Embedder, store vector.Store, siteID int64, query string, k int) ([]vector.Hit, error) {
-	t0 := time.Now()
-	vecs, err := emb.Embed(ctx, []string{query})
-	a.D.Metrics.ObserveModel("embedding", emb.Model(), time.Since(t0), 0, 0, err)
-	if err != nil {
-		return nil, err
-	}
-	return store.Search(ctx, siteID, vecs[0], k, float32(a.D.Cfg.RAGRecallThreshold))
-}
-
-// fuse merges vector and keyword hits (reciprocal rank fusion), keeping the
-// cosine score of vector hits as the displayed score.
-func fuse(dense, sparse []vector.Hit, limit int) []vector.Hit {
-	type entry struct {
-		hit vector.Hit
-		rrf float64
-	}
-	byID := map[string]*entry{}
-	var order []string
-	add := func(hs []vector.Hit, dense bool) {
-		for rank, h := range hs {
-			e, ok := byID[h.ChunkID]
-			if !ok {
-				e = &entry{hit: h}
-				if !dense {
-					e.hit.Score = 0
-				}
-				byID[h.ChunkID] = e
-				order = append(order, h.ChunkID)
-			} else if dense {
-				e.hit.Score = h.Score
-			}
-			e.rrf += 1 / float64(60+rank)
-		}
-	}
-	add(dense, true)
-	add(sparse, false)
-	sort.SliceStable(order, func(i, j int) bool { return byID[order[i]].rrf > byID[order[j]].rrf })
-	if len(order) > limit {
-		order = order[:limit]
-	}
-	out := make([]vector.Hit, len(order))
-	for i, id := range order {
-		out[i] = byID[id].hit
-	}
-	return out
 }
 
 // visible keeps hits of published, completed documents of the site.
@@ -226,42 +132,6 @@ func (a *Chat) visible(ctx context.Context, siteID int64, hits []vector.Hit) ([]
 		if v, found := ok[h.DocumentID]; found && h.SiteID == siteID && v == h.Version {
 			out = append(out, h)
 		}
-	}
-	return out, nil
-}
-
-func (a *Chat) rerank(ctx context.Context, tenantID int64, query string, hits []vector.Hit) ([]vector.Hit, error) {
-	top := a.D.Cfg.RAGRerankTopK
-	if !a.D.Cfg.RAGEnableRerank {
-		if len(hits) > top {
-			hits = hits[:top]
-		}
-		return hits, nil
-	}
-	rr, err := a.D.Reranker(ctx, tenantID)
-	if err != nil {
-		return nil, temporal.NewNonRetryableApplicationError(err.Error(), "Config", err)
-	}
-	docs := make([]string, len(hits))
-	for i, h := range hits {
-		docs[i] = h.Title + "\n" + h.Heading + "\n" + h.Text
-	}
-	t0 := time.Now()
-	ranked, err := rr.Rerank(ctx, query, docs, top)
-	a.D.Metrics.ObserveModel("rerank", fmt.Sprintf("%T", rr), time.Since(t0), 0, 0, err)
-	if err != nil {
-		if errors.Is(err, rerank.ErrPermanent) {
-			return nil, temporal.NewNonRetryableApplicationError(err.Error(), "RerankPermanent", err)
-		}
-		return nil, err
-	}
-	out := make([]vector.Hit, 0, len(ranked))
-	for _, r := range ranked {
-		h := hits[r.Index]
-		if h.Score == 0 {
-			h.Score = float32(r.Score)
-		}
-		out = append(out, h)
 	}
 	return out, nil
 }

@@ -286,6 +286,8 @@ func (m *matrix) call(r Route, who matrixCaller, s matrixSite, own bool, adminJo
 		c.body = map[string]any{"site_id": s.id}
 	case "POST /documents:batchVectorize":
 		c.body = map[string]any{"document_ids": []int64{s.doc}}
+	case "POST /documents:retrieve":
+		c.body = map[string]any{"site_id": s.id, "query": "matrix", "collection_id": s.col}
 	case "PUT /documents/{id}":
 		c.body = map[string]any{"summary": "m"}
 	case "PUT /collections/{id}":

@@ -99,6 +99,7 @@ type Config struct {
 	RAGEnableRerank             bool
 	RAGRerankTopK               int
 	RAGRecallMax                int
+	RAGDenseWeight              float64 // weight of the dense list in fusion (keyword: 1)
 	AgentMaxIterations          int
 	AgentMaxConsecutiveEmpty    int
 	AgentSummaryTriggerMsgCount int
@@ -209,6 +210,7 @@ func LoadFrom(lookup func(string) (string, bool)) (*Config, error) {
 		RAGEnableRerank:             e.bool("RAG_ENABLE_RERANK", true),
 		RAGRerankTopK:               e.int("RAG_RERANK_TOP_K", 5),
 		RAGRecallMax:                e.int("RAG_RECALL_MAX", 100),
+		RAGDenseWeight:              e.float("RAG_DENSE_WEIGHT", 0.5), // retrieve.DefaultDenseWeight,
 		AgentMaxIterations:          e.int("AGENT_MAX_ITERATIONS", 5),
 		AgentMaxConsecutiveEmpty:    e.int("AGENT_MAX_CONSECUTIVE_EMPTY", 2),
 		AgentSummaryTriggerMsgCount: e.int("AGENT_SUMMARY_TRIGGER_MSG_COUNT", 10),
@@ -268,6 +270,8 @@ func (c *Config) validate() error {
 		return fmt.Errorf("config: RAG_RECALL_K must be >= 1")
 	case c.RAGRecallMax < 1:
 		return fmt.Errorf("config: RAG_RECALL_MAX must be >= 1")
+	case !(c.RAGDenseWeight > 0 && c.RAGDenseWeight <= 100):
+		return fmt.Errorf("config: RAG_DENSE_WEIGHT must be > 0 and <= 100")
 	case c.RAGRerankTopK < 1:
 		return fmt.Errorf("config: RAG_RERANK_TOP_K must be >= 1")
 	case c.AgentMaxIterations < 1:

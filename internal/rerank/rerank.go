@@ -10,6 +10,7 @@ package rerank
 import (
 	"context"
 	"errors"
+	"sort"
 )
 
 // Result is one ranked document. Index points into the docs slice given to
@@ -29,3 +30,19 @@ type Reranker interface {
 // ErrPermanent marks errors that retrying cannot fix (HTTP 4xx other than
 // 408 and 429), so callers can fail fast or fall back instead of retrying.
 var ErrPermanent = errors.New("rerank: permanent error")
+
+// Top sorts results by Score, best first, ties by Index (so equal scores
+// keep the caller's order), and keeps the first topN (all when topN <= 0).
+// Every implementation returns its results through it, so they order alike.
+func Top(results []Result, topN int) []Result {
+	sort.SliceStable(results, func(i, j int) bool {
+		if results[i].Score != results[j].Score {
+			return results[i].Score > results[j].Score
+		}
+		return results[i].Index < results[j].Index
+	})
+	if topN > 0 && len(results) > topN {
+		results = results[:topN]
+	}
+	return results
+}

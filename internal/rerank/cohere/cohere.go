@@ -13,7 +13,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"sort"
 	"strings"
 
 	cohere "github.com/cohere-ai/cohere-go/v2"
@@ -118,16 +117,7 @@ func (r *Reranker) Rerank(ctx context.Context, query string, docs []string, topN
 		seen[item.Index] = true
 		results = append(results, rerank.Result{Index: item.Index, Score: item.RelevanceScore})
 	}
-	sort.SliceStable(results, func(i, j int) bool {
-		if results[i].Score != results[j].Score {
-			return results[i].Score > results[j].Score
-		}
-		return results[i].Index < results[j].Index
-	})
-	if topN > 0 && len(results) > topN {
-		results = results[:topN]
-	}
-	return results, nil
+	return rerank.Top(results, topN), nil
 }
 
 // statusError is an HTTP error response captured before cohere-go's retrier

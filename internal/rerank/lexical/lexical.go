@@ -1,7 +1,9 @@
 // Package lexical is a local reranker that needs no network or model: it
-// scores each document with BM25 over the query terms, using the documents
-// being reranked as the corpus, plus a small bonus when the query appears as
-// a phrase. It is the default so that a fresh install ranks passages sensibly
+// scores each document with BM25 over the query terms (analyzed by package
+// analyze, as the keyword index is), with idf from the site's keyword index
+// when the caller has it (RerankFields) or from the candidates otherwise,
+// plus bonuses when query terms sit next to each other or form the whole
+// query as a phrase. It is the default so that a fresh install ranks passages sensibly
 // without a paid reranking service, and it is deterministic so results are
 // reproducible in tests and Temporal replays.
 package lexical
@@ -9,17 +11,17 @@ package lexical
 import (
 	"context"
 	"math"
-	"sort"
 
 	"github.com/lorekb/lore/internal/analyze"
 	"github.com/lorekb/lore/internal/rerank"
+	"github.com/lorekb/lore/internal/vector"
 )
 
 // BM25 parameters: the usual defaults, which work well for passage-sized
 // documents.
 const (
-	k1 = 1.2
-	b  = 0.75
+	k1    = 1.2
+	bm25b = 0.75
 )
 
 // PhraseBonus is added to a document's score when the whole query (two or
@@ -45,76 +47,161 @@ func (r *Reranker) Rerank(ctx context.Context, query string, docs []string, topN
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	scores := Score(query, docs)
-	results := make([]rerank.Result, len(docs))
-	for i, s := range scores {
-		results[i] = rerank.Result{Index: i, Score: s}
-	}
-	sort.SliceStable(results, func(i, j int) bool {
-		if results[i].Score != results[j].Score {
-			return results[i].Score > results[j].Score
-		}
-		return results[i].Index < results[j].Index
-	})
-	if topN > 0 && len(results) > topN {
-		results = results[:topN]
-	}
-	return results, nil
+	return rank(Score(query, docs), topN), nil
 }
 
 // Score returns the BM25-plus-phrase score of each doc for query, in doc
 // order, treating docs as the whole corpus. It is exported for callers that
 // need scores without ranking (for example to score sentences of passages).
 func Score(query string, docs []string) []float64 {
+	fields := make([]Doc, len(docs))
+	for i, d := range docs {
+		fields[i] = Doc{Text: d}
+	}
+	return ScoreFields(query, fields, nil)
+}
+
+// Doc is a passage with its fields apart, so a term in the title or heading
+// path weighs what it weighs in the keyword index (vector.TitleWeight,
+// vector.HeadingWeight).
+type Doc struct {
+	Title, Heading, Text string
+}
+
+// RerankFields ranks docs like Rerank, scoring with the corpus statistics st
+// (the site's, from the keyword index) so a term's weight is its rarity in
+// the whole site, not among the candidates; st nil falls back to the
+// candidates.
+func (r *Reranker) RerankFields(ctx context.Context, query string, docs []Doc, topN int, st *vector.KeywordStats) ([]rerank.Result, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	return rank(ScoreFields(query, docs, st), topN), nil
+}
+
+// ScoreFields returns the score of each doc for query: BM25 over the
+// weighted fields with idf and mean length from st (or from docs when st is
+// nil), plus PhraseBonus when the whole query occurs as a phrase and a
+// proximity bonus for each pair of adjacent query terms that is adjacent in
+// the doc too.
+func ScoreFields(query string, docs []Doc, st *vector.KeywordStats) []float64 {
 	scores := make([]float64, len(docs))
 	qTerms := analyze.Terms(query)
 	if len(qTerms) == 0 || len(docs) == 0 {
 		return scores
 	}
 	unique := dedupe(qTerms)
-
-	docTerms := make([][]string, len(docs))
-	tfs := make([]map[string]int, len(docs))
-	df := make(map[string]int, len(unique))
+	type bag struct {
+		tf   map[string]int
+		len  int
+		text []string // terms of the text field, in order
+	}
+	bags := make([]bag, len(docs))
 	totalLen := 0
 	for i, d := range docs {
-		terms := analyze.Terms(d)
-		docTerms[i] = terms
-		totalLen += len(terms)
-		tf := make(map[string]int)
-		for _, t := range terms {
-			tf[t]++
-		}
-		tfs[i] = tf
-		for _, q := range unique {
-			if tf[q] > 0 {
-				df[q]++
+		b := bag{tf: make(map[string]int)}
+		add := func(terms []string, w int) {
+			for _, t := range terms {
+				b.tf[t] += w
+				b.len += w
 			}
 		}
+		add(analyze.Terms(d.Title), vector.TitleWeight)
+		add(analyze.Terms(d.Heading), vector.HeadingWeight)
+		b.text = analyze.Terms(d.Text)
+		add(b.text, 1)
+		bags[i] = b
+		totalLen += b.len
 	}
-	n := float64(len(docs))
-	avgLen := float64(totalLen) / n
+	idf := make(map[string]float64, len(unique))
+	var n, avgLen float64
+	if st != nil && st.Docs > 0 {
+		n, avgLen = float64(st.Docs), st.AvgLen
+		for _, q := range unique {
+			idf[q] = IDF(n, float64(st.DocFreq[q]))
+		}
+	} else {
+		n, avgLen = float64(len(docs)), float64(totalLen)/float64(len(docs))
+		for _, q := range unique {
+			df := 0
+			for _, b := range bags {
+				if b.tf[q] > 0 {
+					df++
+				}
+			}
+			idf[q] = IDF(n, float64(df))
+		}
+	}
 	if avgLen == 0 {
 		avgLen = 1
 	}
-	for i := range docs {
-		dl := float64(len(docTerms[i]))
+	for i, b := range bags {
+		dl := float64(b.len)
 		var s float64
 		for _, q := range unique {
-			tf := float64(tfs[i][q])
+			tf := float64(b.tf[q])
 			if tf == 0 {
 				continue
 			}
-			dfq := float64(df[q])
-			idf := math.Log(1 + (n-dfq+0.5)/(dfq+0.5))
-			s += idf * tf * (k1 + 1) / (tf + k1*(1-b+b*dl/avgLen))
+			s += idf[q] * tf * (k1 + 1) / (tf + k1*(1-bm25b+bm25b*dl/avgLen))
 		}
-		if len(qTerms) >= 2 && containsSeq(docTerms[i], qTerms) {
+		if s == 0 {
+			continue
+		}
+		if len(qTerms) >= 2 && containsSeq(b.text, qTerms) {
 			s += PhraseBonus
 		}
+		s += ProximityWeight * adjacentPairs(b.text, qTerms, idf)
 		scores[i] = s
 	}
 	return scores
+}
+
+// ProximityWeight scales the bonus for query terms that sit next to each
+// other in a passage ("restore backup" near each other beats the two words
+// pages apart): each adjacent query pair found adjacent adds this share of
+// the pair's mean idf.
+const ProximityWeight = 0.3
+
+// adjacentPairs sums the mean idf of the query's adjacent term pairs that
+// occur adjacent (in either order) in text.
+func adjacentPairs(text, q []string, idf map[string]float64) float64 {
+	if len(q) < 2 || len(text) < 2 {
+		return 0
+	}
+	want := make(map[[2]string]float64, len(q))
+	for i := 0; i+1 < len(q); i++ {
+		if q[i] != q[i+1] {
+			w := (idf[q[i]] + idf[q[i+1]]) / 2
+			want[[2]string{q[i], q[i+1]}] = w
+			want[[2]string{q[i+1], q[i]}] = w
+		}
+	}
+	var sum float64
+	for i := 0; i+1 < len(text); i++ {
+		p := [2]string{text[i], text[i+1]}
+		if w, ok := want[p]; ok {
+			sum += w
+			delete(want, p) // each pair counts once
+			delete(want, [2]string{p[1], p[0]})
+		}
+	}
+	return sum
+}
+
+// IDF is the BM25 inverse document frequency of a term found in df of n
+// documents (never negative). Exported so every scorer weighs terms alike.
+func IDF(n, df float64) float64 {
+	return math.Log(1 + (n-df+0.5)/(df+0.5))
+}
+
+// rank turns scores into results, best first, ties by original index.
+func rank(scores []float64, topN int) []rerank.Result {
+	results := make([]rerank.Result, len(scores))
+	for i, s := range scores {
+		results[i] = rerank.Result{Index: i, Score: s}
+	}
+	return rerank.Top(results, topN)
 }
 
 func dedupe(terms []string) []string {

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"reflect"
 	"testing"
+
+	"github.com/lorekb/lore/internal/vector"
 )
 
 func TestRerankPutsRelevantDocFirst(t *testing.T) {
@@ -78,23 +80,40 @@ func TestRerankCJK(t *testing.T) {
 	}
 }
 
-func TestRerankPhraseBonusAndTies(t *testing.T) {
-	// Both docs contain the same terms the same number of times and have
-	// the same length; only doc 1 has them as the phrase.
+func TestRerankPhraseAndProximityBonus(t *testing.T) {
+	// The docs contain the same terms the same number of times and have the
+	// same length; doc 0 has the query as a phrase, doc 2 has its terms
+	// adjacent in the other order, doc 1 has them apart.
 	docs := []string{"server log rotation", "log server rotation", "rotation log server"}
 	res, err := New().Rerank(context.Background(), "log rotation", docs, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res[0].Index != 0 {
-		t.Errorf("phrase match should win: %v", res)
+	if res[0].Index != 0 || res[1].Index != 2 || res[2].Index != 1 {
+		t.Fatalf("order = %v, want docs 0, 2, 1", res)
 	}
 	if diff := res[0].Score - res[1].Score; diff < PhraseBonus-1e-9 || diff > PhraseBonus+1e-9 {
 		t.Errorf("score gap = %v, want PhraseBonus %v", diff, PhraseBonus)
 	}
-	// The two docs without the phrase tie and keep their original order.
-	if res[1].Index != 1 || res[2].Index != 2 || res[1].Score != res[2].Score {
-		t.Errorf("ties should keep original order: %v", res)
+	if res[1].Score <= res[2].Score {
+		t.Errorf("adjacent terms should beat distant ones: %v", res)
+	}
+}
+
+func TestRerankFieldsUsesCorpusStats(t *testing.T) {
+	docs := []Doc{
+		{Title: "Backups", Heading: "Restore", Text: "Copy the archive back."},
+		{Title: "Guide", Text: "The guide explains the guide, and restore once."},
+	}
+	// Among these two candidates "guide" looks rare, but the site says it is
+	// everywhere and "restore" is rare: the restore section wins.
+	st := &vector.KeywordStats{Docs: 1000, AvgLen: 8, DocFreq: map[string]int{"guid": 900, "restor": 3}}
+	res, err := New().RerankFields(context.Background(), "restore guide", docs, 0, st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res[0].Index != 0 {
+		t.Errorf("order = %v, want the restore heading first", res)
 	}
 }
 

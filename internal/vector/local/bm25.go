@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/lorekb/lore/internal/analyze"
+	"github.com/lorekb/lore/internal/vector"
 )
 
 // BM25 parameters: the usual defaults.
@@ -167,16 +168,36 @@ func (ix *keywordIndex) search(query string, k int) []scored {
 	return out
 }
 
-// termFreqs counts the keyword tokens of a chunk's title, heading and text.
+// termFreqs counts the keyword terms of a chunk's title, heading and text,
+// a title or heading term counting vector.TitleWeight or HeadingWeight times
+// (BM25F with the fields folded into one weighted bag).
 func termFreqs(r *record) (map[string]uint32, int) {
 	tf := make(map[string]uint32)
 	n := 0
+	weight := uint32(1)
 	count := func(w string) {
-		tf[w]++
-		n++
+		tf[w] += weight
+		n += int(weight)
 	}
+	weight = vector.TitleWeight
 	analyze.Each(r.title, count)
+	weight = vector.HeadingWeight
 	analyze.Each(r.heading, count)
+	weight = 1
 	analyze.Each(r.text, count)
 	return tf, n
+}
+
+// stats returns the index's statistics for terms.
+func (ix *keywordIndex) stats(terms []string) vector.KeywordStats {
+	st := vector.KeywordStats{Docs: len(ix.docs), DocFreq: make(map[string]int, len(terms))}
+	if st.Docs > 0 {
+		st.AvgLen = float64(ix.totalLen) / float64(st.Docs)
+	}
+	for _, w := range terms {
+		if t := ix.terms[w]; t != nil && t.df > 0 {
+			st.DocFreq[w] = int(t.df)
+		}
+	}
+	return st
 }

@@ -1,0 +1,29 @@
+package db
+
+import (
+	"context"
+
+	"github.com/uptrace/bun"
+
+	"github.com/lorekb/lore/models"
+)
+
+// DocumentCollections returns the collection of each of the documents (0
+// when a document sits at the site's root), so retrieval can keep the hits
+// of one collection subtree. Unknown ids are absent.
+func (d *DB) DocumentCollections(ctx context.Context, ids []int64) (map[int64]int64, error) {
+	out := make(map[int64]int64, len(ids))
+	if len(ids) == 0 {
+		return out, nil
+	}
+	var rows []models.Document
+	err := d.NewSelect().Model(&rows).Column("id", "collection_id").Where("id IN (?)", bun.In(ids)).Scan(ctx)
+	for _, r := range rows {
+		var c int64
+		if r.CollectionID != nil {
+			c = *r.CollectionID
+		}
+		out[r.ID] = c
+	}
+	return out, Classify(err)
+}

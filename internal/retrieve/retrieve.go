@@ -1,0 +1,367 @@
+// Package retrieve is Lore's one retrieval pipeline: what the chat's search
+// tool and the admins' retrieval test run, so what an admin tests is what the
+// chat gets. A query goes through up to three stages, each of which can be
+// switched off to measure what it adds (make eval does):
+//
+//  1. recall: dense (the query's embedding against chunk vectors, above a
+//     cosine floor) and keyword (BM25 over the analyzed title, heading path
+//     and text, with the site's own idf);
+//  2. fusion: weighted reciprocal-rank fusion of the two lists;
+//  3. rerank: the configured reranker over the fused candidates that the
+//     caller may show; the built-in lexical reranker scores with the site's
+//     keyword statistics rather than the candidates'.
+//
+// Every result carries the score of every stage and a relevance in [0, 1]:
+// the share of the query's term weight (idf from the whole site) that the
+// chunk contains. A question whose words the site never uses has relevance
+// near 0 everywhere, which is how the responder knows to say the docs do not
+// cover it.
+package retrieve
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"time"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/lorekb/lore/internal/analyze"
+	"github.com/lorekb/lore/internal/embed"
+	"github.com/lorekb/lore/internal/rerank"
+	"github.com/lorekb/lore/internal/rerank/lexical"
+	"github.com/lorekb/lore/internal/vector"
+)
+
+// MaxQueryRunes bounds a query: longer ones are cut (a question is never
+// this long; a pasted document would only slow every stage down).
+const MaxQueryRunes = 2000
+
+// Stages says which stages run. The zero value runs none; use AllStages.
+type Stages struct {
+	Dense   bool `json:"dense"`
+	Keyword bool `json:"keyword"`
+	Rerank  bool `json:"rerank"`
+}
+
+// AllStages is the production pipeline.
+func AllStages() Stages { return Stages{Dense: true, Keyword: true, Rerank: true} }
+
+// Options tune one run.
+type Options struct {
+	RecallK   int     // candidates from each recall side, and in the fused pool
+	Threshold float32 // dense cosine floor
+	TopK      int     // results returned
+	Stages    Stages
+	// DenseWeight and KeywordWeight weigh the two lists in fusion; zero
+	// means DefaultDenseWeight / DefaultKeywordWeight.
+	DenseWeight, KeywordWeight float64
+}
+
+// Fusion weights, measured on make eval (bench/EVAL.md): the local hashing
+// embedder finds the right file less often than BM25, so its list counts
+// less; a real embedding model can be given more with RAG_DENSE_WEIGHT.
+const (
+	DefaultDenseWeight   = 0.5
+	DefaultKeywordWeight = 1.0
+	rrfK                 = 60
+)
+
+// Result is one ranked chunk with the score of every stage. A stage that
+// did not see the chunk leaves its score nil.
+type Result struct {
+	Hit       vector.Hit
+	Dense     *float64 // cosine similarity
+	Keyword   *float64 // BM25
+	Fused     float64  // weighted reciprocal-rank fusion
+	Rerank    *float64 // reranker score
+	Relevance float64  // share of the query's idf mass in the chunk, 0..1
+	Score     float64  // the score the ranking is by
+}
+
+// Filter keeps the hits the caller may show (published, in the wanted
+// collection, of the wanted documents). It runs before reranking, so the
+// reranker spends its budget on showable chunks.
+type Filter func(ctx context.Context, hits []vector.Hit) ([]vector.Hit, error)
+
+// Observer records the latency of a model call (embedding, rerank).
+type Observer func(kind, model string, took time.Duration, err error)
+
+// Pipeline holds what a run needs. Reranker may be nil when Stages.Rerank
+// is off.
+type Pipeline struct {
+	Store    vector.Store
+	Embedder embed.Embedder
+	Reranker rerank.Reranker
+	Observe  Observer
+}
+
+// ErrEmbed wraps a failure of the embedding call, so callers can classify
+// it as a model error.
+var ErrEmbed = errors.New("retrieve: embedding failed")
+
+// ErrRerank wraps a failure of the rerank call.
+var ErrRerank = errors.New("retrieve: rerank failed")
+
+// Run retrieves the best chunks of the site for query.
+func (p Pipeline) Run(ctx context.Context, siteID int64, query string, opt Options, filter Filter) ([]Result, error) {
+	query = clip(query, MaxQueryRunes)
+	if opt.DenseWeight <= 0 {
+		opt.DenseWeight = DefaultDenseWeight
+	}
+	if opt.KeywordWeight <= 0 {
+		opt.KeywordWeight = DefaultKeywordWeight
+	}
+	if opt.RecallK <= 0 || opt.TopK <= 0 || !isPrintable(query) {
+		return nil, nil
+	}
+	// The keyword half needs no embedding, so it runs while the query is
+	// embedded and searched.
+	type keywordResult struct {
+		hits []vector.Hit
+		err  error
+	}
+	kctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	keyword := make(chan keywordResult, 1)
+	go func() {
+		var r keywordResult
+		if opt.Stages.Keyword {
+			r.hits, r.err = p.Store.KeywordSearch(kctx, siteID, query, opt.RecallK)
+		}
+		keyword <- r
+	}()
+	dense, err := p.dense(ctx, siteID, query, opt)
+	if err != nil {
+		cancel() // the keyword half is of no use now
+		<-keyword
+		return nil, err
+	}
+	kw := <-keyword
+	if kw.err != nil {
+		return nil, kw.err
+	}
+	sparse := kw.hits
+	results := fuse(dense, sparse, opt.DenseWeight, opt.KeywordWeight)
+	if len(results) > opt.RecallK {
+		results = results[:opt.RecallK] // the union is a recall pool of RecallK too
+	}
+	if filter != nil && len(results) > 0 {
+		hits := make([]vector.Hit, len(results))
+		for i, r := range results {
+			hits[i] = r.Hit
+		}
+		kept, err := filter(ctx, hits)
+		if err != nil {
+			return nil, err
+		}
+		results = keep(results, kept)
+	}
+	if len(results) == 0 {
+		return nil, nil
+	}
+	qTerms := dedupe(analyze.Terms(query))
+	stats, err := p.stats(ctx, siteID, qTerms)
+	if err != nil {
+		return nil, err
+	}
+	if opt.Stages.Rerank && p.Reranker != nil {
+		if results, err = p.rerank(ctx, query, results, opt.TopK, stats); err != nil {
+			return nil, err
+		}
+	} else if len(results) > opt.TopK {
+		results = results[:opt.TopK]
+	}
+	for i := range results {
+		results[i].Relevance = relevance(qTerms, results[i].Hit, stats)
+	}
+	return results, nil
+}
+
+// dense embeds the query and searches the site's vectors (nothing when the
+// stage is off).
+func (p Pipeline) dense(ctx context.Context, siteID int64, query string, opt Options) ([]vector.Hit, error) {
+	if !opt.Stages.Dense || p.Embedder == nil {
+		return nil, nil
+	}
+	t0 := time.Now()
+	vecs, err := p.Embedder.Embed(ctx, []string{query})
+	p.observe("embedding", p.Embedder.Model(), time.Since(t0), err)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrEmbed, err)
+	}
+	return p.Store.Search(ctx, siteID, vecs[0], opt.RecallK, opt.Threshold)
+}
+
+func (p Pipeline) observe(kind, model string, took time.Duration, err error) {
+	if p.Observe != nil {
+		p.Observe(kind, model, took, err)
+	}
+}
+
+// stats are the site's keyword statistics for terms, or nil when the store
+// cannot tell (scorers then fall back to the candidates).
+func (p Pipeline) stats(ctx context.Context, siteID int64, terms []string) (*vector.KeywordStats, error) {
+	src, ok := p.Store.(vector.StatsSource)
+	if !ok || len(terms) == 0 {
+		return nil, nil
+	}
+	st, err := src.KeywordStats(ctx, siteID, terms)
+	if err != nil {
+		return nil, err
+	}
+	if st.Docs == 0 {
+		return nil, nil
+	}
+	return &st, nil
+}
+
+// rerank orders results by the reranker and keeps the top k.
+func (p Pipeline) rerank(ctx context.Context, query string, results []Result, k int, st *vector.KeywordStats) ([]Result, error) {
+	var ranked []rerank.Result
+	var err error
+	t0 := time.Now()
+	if lr, ok := p.Reranker.(*lexical.Reranker); ok {
+		docs := make([]lexical.Doc, len(results))
+		for i, r := range results {
+			docs[i] = lexical.Doc{Title: r.Hit.Title, Heading: r.Hit.Heading, Text: r.Hit.Text}
+		}
+		ranked, err = lr.RerankFields(ctx, query, docs, k, st)
+	} else {
+		docs := make([]string, len(results))
+		for i, r := range results {
+			docs[i] = r.Hit.Title + "\n" + r.Hit.Heading + "\n" + r.Hit.Text
+		}
+		ranked, err = p.Reranker.Rerank(ctx, query, docs, k)
+	}
+	p.observe("rerank", fmt.Sprintf("%T", p.Reranker), time.Since(t0), err)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrRerank, err)
+	}
+	out := make([]Result, 0, len(ranked))
+	for _, rr := range ranked {
+		if rr.Index < 0 || rr.Index >= len(results) {
+			continue // a misbehaving remote reranker
+		}
+		r := results[rr.Index]
+		s := rr.Score
+		r.Rerank, r.Score = &s, s
+		out = append(out, r)
+	}
+	return out, nil
+}
+
+// fuse merges the two recall lists by weighted reciprocal-rank fusion.
+func fuse(dense, sparse []vector.Hit, wd, wk float64) []Result {
+	byID := map[string]int{}
+	var out []Result
+	add := func(hs []vector.Hit, w float64, isDense bool) {
+		for rank, h := range hs {
+			i, ok := byID[h.ChunkID]
+			if !ok {
+				i = len(out)
+				byID[h.ChunkID] = i
+				out = append(out, Result{Hit: h})
+			}
+			s := float64(h.Score)
+			if isDense {
+				out[i].Dense = &s
+			} else {
+				out[i].Keyword = &s
+			}
+			out[i].Fused += w / float64(rrfK+rank+1)
+		}
+	}
+	add(dense, wd, true)
+	add(sparse, wk, false)
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Fused > out[j].Fused })
+	for i := range out {
+		out[i].Score = out[i].Fused
+	}
+	return out
+}
+
+// keep returns the results whose chunk is among kept, in results' order.
+func keep(results []Result, kept []vector.Hit) []Result {
+	ok := make(map[string]bool, len(kept))
+	for _, h := range kept {
+		ok[h.ChunkID] = true
+	}
+	out := results[:0]
+	for _, r := range results {
+		if ok[r.Hit.ChunkID] {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// relevance is the share of the query terms' idf that the chunk contains
+// (title, heading or text). Terms the site never uses weigh the most, so a
+// question about something else scores near 0 even when one common word
+// matches.
+func relevance(qTerms []string, h vector.Hit, st *vector.KeywordStats) float64 {
+	if len(qTerms) == 0 {
+		return 0
+	}
+	have := map[string]bool{}
+	for _, f := range []string{h.Title, h.Heading, h.Text} {
+		analyze.Each(f, func(t string) { have[t] = true })
+	}
+	n := 1000.0 // without statistics every term weighs alike
+	if st != nil {
+		n = float64(st.Docs)
+	}
+	var got, all float64
+	for _, q := range qTerms {
+		df := 1.0
+		if st != nil {
+			df = float64(st.DocFreq[q])
+		}
+		w := lexical.IDF(n, df)
+		all += w
+		if have[q] {
+			got += w
+		}
+	}
+	if all == 0 {
+		return 0
+	}
+	return got / all
+}
+
+func dedupe(terms []string) []string {
+	seen := make(map[string]bool, len(terms))
+	out := terms[:0:0]
+	for _, t := range terms {
+		if !seen[t] {
+			seen[t] = true
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// clip cuts s to at most n runes.
+func clip(s string, n int) string {
+	i := 0
+	for pos := range s {
+		if i == n {
+			return s[:pos]
+		}
+		i++
+	}
+	return s
+}
+
+// isPrintable reports whether s has at least one letter or digit; a query
+// of punctuation, control bytes or emoji retrieves nothing.
+func isPrintable(s string) bool {
+	for _, r := range s {
+		if r != utf8.RuneError && (unicode.IsLetter(r) || unicode.IsDigit(r)) {
+			return true
+		}
+	}
+	return false
+}
