@@ -12,7 +12,7 @@ GO_TEST_FLAGS ?= -count=1 -timeout 20m
 # names and lines (the runtime's own tables stay); only debuggers lose.
 GO_RELEASE_FLAGS ?= -trimpath -ldflags "-s -w"
 
-.PHONY: build run test test-short test-milvus tools tools-temporal-server bench bench-scale chaos fuzz vet fmt docs-assets clean
+.PHONY: build run test test-short test-milvus tools tools-temporal-server bench bench-scale eval chaos fuzz vet fmt docs-assets clean
 
 build:
 	go build $(GO_RELEASE_FLAGS) -o $(BIN)/lore .
@@ -67,6 +67,10 @@ tools-temporal-server:
 	@test -x $(BIN)/temporal-server -a -x $(BIN)/temporal-sql-tool || { d=$$(mktemp -d) && \
 	  GOBIN=$$d go install go.temporal.io/server/cmd/server@$(TEMPORAL_SERVER_VERSION) go.temporal.io/server/cmd/tools/sql@$(TEMPORAL_SERVER_VERSION) && \
 	  mv $$d/server $(BIN)/temporal-server && mv $$d/sql $(BIN)/temporal-sql-tool && rmdir $$d; }
+
+# Retrieval and answer quality on real Debian docs (bench/EVAL.md); under 10 minutes.
+eval: build tools-temporal
+	@scripts/eval.sh
 
 # Fault suite (chaos/, build tag chaos): real processes, kill -9 and outages.
 # CHAOS_DOCS sets the batch size (default 500). It stops PostgreSQL for 5 s.

@@ -150,11 +150,19 @@ func mergeByDocument(hits []vector.Hit) []passage {
 	out := make([]passage, 0, len(order))
 	for _, id := range order {
 		g := groups[id]
-		best := g[0].Score
+		best := g[0].Score // the passage is as relevant as its best fragment
+		for _, h := range g[1:] {
+			best = max(best, h.Score)
+		}
 		sort.SliceStable(g, func(i, j int) bool { return g[i].ChunkIndex < g[j].ChunkIndex })
 		texts := make([]string, len(g))
 		for i, h := range g {
 			texts[i] = strings.TrimSpace(h.Text)
+			if h.Heading != "" {
+				// The heading path says what the fragment is about, and an
+				// answer may sit in it.
+				texts[i] = "# " + h.Heading + "\n" + texts[i]
+			}
 		}
 		out = append(out, passage{DocumentID: id, SiteID: g[0].SiteID, Title: g[0].Title, Score: float64(best),
 			Fragments: len(g), Content: strings.Join(texts, FragmentSeparator)})
@@ -174,7 +182,7 @@ func FormatToolResult(stored string, start int) string {
 		if i > 0 {
 			b.WriteString("\n\n")
 		}
-		fmt.Fprintf(&b, "[%d] %s\n%s", start+i, p.Title, p.Content)
+		fmt.Fprintf(&b, "[%d] %s (relevance %.2f)\n%s", start+i, p.Title, p.Score, p.Content)
 	}
 	return b.String()
 }

@@ -50,6 +50,9 @@ type ResponseObject struct {
 	Model     string           `json:"model"`
 	Output    []ResponseOutput `json:"output"`
 	Usage     *ResponseUsage   `json:"usage"`
+	// Sources are the numbered documents the answer cites, as the stream's
+	// response.knowledge_sources event lists them (empty when none).
+	Sources []chatevent.Source `json:"sources"`
 }
 
 // ResponseOutput is one output message.
@@ -333,7 +336,7 @@ func (s *Server) respondJSON(c *fiber.Ctx, st *startedTurn) error {
 	msgID := make([]byte, 6)
 	_, _ = rand.Read(msgID)
 	return c.JSON(ResponseObject{ID: st.ThreadID, Object: "response", CreatedAt: st.CreatedAt.Unix(), Status: "completed",
-		Model: st.Model, Usage: a.usage, Output: []ResponseOutput{{Type: "message", ID: "msg-" + hex.EncodeToString(msgID),
+		Model: st.Model, Usage: a.usage, Sources: a.sourceList(), Output: []ResponseOutput{{Type: "message", ID: "msg-" + hex.EncodeToString(msgID),
 			Role: "assistant", Content: []map[string]any{{"type": "output_text", "text": a.text.String()}}}}})
 }
 
@@ -352,8 +355,17 @@ func (s *Server) collectAnswer(c *fiber.Ctx, st *startedTurn) (*answer, error) {
 // answer collects the text and usage of a run's events, for answers that
 // are not streamed.
 type answer struct {
-	text  strings.Builder
-	usage *ResponseUsage
+	text    strings.Builder
+	usage   *ResponseUsage
+	sources []chatevent.Source
+}
+
+// sourceList is the answer's sources, never nil (an empty list in JSON).
+func (a *answer) sourceList() []chatevent.Source {
+	if a.sources == nil {
+		return []chatevent.Source{}
+	}
+	return a.sources
 }
 
 func (a *answer) add(ev workflows.ChatEvent) {
@@ -363,5 +375,7 @@ func (a *answer) add(ev workflows.ChatEvent) {
 		a.text.WriteString(e.Delta)
 	case chatevent.TypeCompleted:
 		a.usage = e.Response.Usage
+	case chatevent.TypeKnowledgeSources:
+		a.sources = append(a.sources, e.Sources...)
 	}
 }

@@ -499,5 +499,5 @@ func (s *Server) completionJSON(c *fiber.Ctx, st *startedTurn, id string, create
 	}
 	return c.JSON(map[string]any{"id": id, "object": "chat.completion", "created": created, "model": st.Model,
 		"choices": []map[string]any{{"index": 0, "message": map[string]any{"role": "assistant", "content": a.text.String()},
-			"finish_reason": "stop"}}, "usage": usage})
+			"finish_reason": "stop"}}, "usage": usage, "sources": a.sourceList()})
 }

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net/http/httptest"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -239,13 +240,29 @@ func TestChatStreamsCitedAnswerAndResumes(t *testing.T) {
 				Status    string         `json:"status"`
 				Model     string         `json:"model"`
 				CreatedAt int64          `json:"created_at"`
+				Sources   []struct {
+					DocumentID  int64 `json:"documentId"`
+					SourceIndex int   `json:"sourceIndex"`
+				} `json:"sources"`
 			}
 			if r.Status != 200 || json.Unmarshal(r.Raw, &obj) != nil || obj.ID != thread || obj.Object != "response" ||
 				obj.Status != "completed" || obj.Model == "" || obj.CreatedAt == 0 || obj.Usage["total_tokens"] == 0 {
 				t.Fatalf("non-stream: %d %s", r.Status, r.Raw)
 			}
-			if txt := obj.Output[0].Content[0].Text; !strings.Contains(txt, "[2]") {
+			txt := obj.Output[0].Content[0].Text
+			if !strings.Contains(txt, "[2]") {
 				t.Fatalf("second turn should cite from [2] on: %q", txt)
+			}
+			// The non-stream answer carries its numbered sources: every [n]
+			// it cites resolves to one of them.
+			listed := map[int]bool{}
+			for _, src := range obj.Sources {
+				listed[src.SourceIndex] = src.DocumentID != 0
+			}
+			for _, m := range regexp.MustCompile(`\[(\d+)\]`).FindAllStringSubmatch(txt, -1) {
+				if n, _ := strconv.Atoi(m[1]); !listed[n] {
+					t.Fatalf("answer cites [%d] but its sources are %+v: %s", n, obj.Sources, r.Raw)
+				}
 			}
 			// Another member cannot continue the thread.
 			body2["user"] = "member-2"

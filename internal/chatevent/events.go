@@ -190,6 +190,7 @@ type Parsed struct {
 	Response struct {
 		Usage *Usage `json:"usage"`
 	} `json:"response"`
+	Sources []Source `json:"sources"` // of a knowledge_sources event
 }
 
 // Parse reads an encoded event (a payload that is not one has no Type).

@@ -1,6 +1,11 @@
 package vector
 
-import "context"
+import (
+	"context"
+	"strings"
+
+	"github.com/lorekb/lore/internal/analyze"
+)
 
 // KeywordStats are a site's keyword corpus statistics, as the keyword index
 // counts them: how many chunks, their mean weighted length in terms, and in
@@ -22,14 +27,30 @@ type StatsSource interface {
 	KeywordStats(ctx context.Context, siteID int64, terms []string) (KeywordStats, error)
 }
 
-// Field weights of the keyword index: a term in a chunk's document title or
-// heading path counts this many times, since a heading says what the whole
-// section is about. Stores and rerankers that score fields use these values
-// so their rankings agree.
+// Field weights of the keyword index: a term of a chunk's own section
+// heading (the last level of its heading path) counts LeafHeadingWeight
+// times, since it names what the section is about; the title and the outer
+// headings count once, like the text (they are shared by every chunk of a
+// document, so their idf, not their weight, says what they are worth).
+// Stores and rerankers that score fields use EachFieldTerm so their rankings
+// agree.
 const (
-	TitleWeight   = 2
-	HeadingWeight = 3
+	LeafHeadingWeight = 3
+	headingSep        = " > "
 )
+
+// EachFieldTerm calls emit for every analyzed term of a chunk's fields with
+// the weight it counts in the keyword index.
+func EachFieldTerm(title, heading, text string, emit func(term string, weight int)) {
+	one := func(t string) { emit(t, 1) }
+	analyze.Each(title, one)
+	if i := strings.LastIndex(heading, headingSep); i >= 0 {
+		analyze.Each(heading[:i], one)
+		heading = heading[i+len(headingSep):]
+	}
+	analyze.Each(heading, func(t string) { emit(t, LeafHeadingWeight) })
+	analyze.Each(text, one)
+}
 
 // ChunkLister is implemented by stores that can list a document's stored
 // chunks, for the admins' chunk view. It is optional.

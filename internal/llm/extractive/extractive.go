@@ -214,9 +214,12 @@ func summarize(msgs []llm.Message) string {
 type passage struct {
 	num      string
 	segments []string
+	// relevance is the search's share of the question's term weight found
+	// in the passage (0..1), or -1 when the header did not say.
+	relevance float64
 }
 
-var headerRe = regexp.MustCompile(`^\[(\d+)\](?:\s.*)?$`)
+var headerRe = regexp.MustCompile(`^\[(\d+)\](?:\s.*?)?(?:\s\(relevance ([0-9.]+)\))?$`)
 
 // parsePassages reads the search tool's output format: passages separated
 // by blank lines, each starting with a header line "[n] <title>", with a
@@ -242,7 +245,10 @@ func parsePassages(content string) []passage {
 		if prevBlank || cur == nil {
 			if m := headerRe.FindStringSubmatch(trimmed); m != nil {
 				finish()
-				cur = &passage{num: m[1]} // the title is not quoted in answers
+				cur = &passage{num: m[1], relevance: -1} // the title is not quoted in answers
+				if m[2] != "" {
+					cur.relevance, _ = strconv.ParseFloat(m[2], 64)
+				}
 				prevBlank = false
 				continue
 			}
@@ -261,7 +267,7 @@ var listMarkerRe = regexp.MustCompile(`^(?:[-*+•]|\d{1,3}[.)])\s+`)
 // blocks splits text into segments that no sentence may cross: paragraphs
 // (blank lines), fragment boundaries ("[...]") and structural lines
 // (headings, list items, quotes, code fences). Wrapped lines of one paragraph
-// are joined. Headings and fences are dropped since they make poor answers.
+// are joined. Fences are dropped since they make poor answers.
 func blocks(text string) []string {
 	var (
 		out []string
@@ -279,7 +285,12 @@ func blocks(text string) []string {
 		case t == "" || t == "[...]" || t == "…" || strings.HasPrefix(t, "```") || strings.HasPrefix(t, "~~~"):
 			flush()
 		case strings.HasPrefix(t, "#"):
+			// A heading (a passage's heading path) stands on its own: an
+			// answer may sit in it.
 			flush()
+			if h := strings.TrimSpace(strings.TrimLeft(t, "#")); h != "" {
+				out = append(out, h)
+			}
 		case listMarkerRe.MatchString(t) || strings.HasPrefix(t, ">") || strings.HasPrefix(t, "|"):
 			// A list item, quote or table row stands on its own.
 			flush()
@@ -421,10 +432,37 @@ func queryTerms(query string) []string {
 	return content
 }
 
-// answer composes the cited reply: up to maxAnswerSentences sentences with
-// the highest query-term overlap (terms weighted by rarity across all
-// candidate sentences), presented passage by passage in document order.
+// AbstainBelow is the relevance (the search's share of the question's term
+// weight that a passage contains) under which the best passage is not
+// evidence enough: the responder then says the documentation does not cover
+// the question instead of quoting an unrelated passage. Calibrated on make
+// eval (bench/EVAL.md): off-topic questions rarely reach it, answerable ones
+// rarely fall below it.
+const AbstainBelow = 0.5
+
+// answer composes the cited reply from the best passage: the first (the
+// search ranks them) whose relevance reaches AbstainBelow (or, without
+// relevance figures, the one holding the best-matching sentence). It quotes up to maxAnswerSentences of its
+// sentences with the highest query-term overlap (terms weighted by rarity
+// across all candidate sentences), in document order, and cites only that
+// passage, or another one only for a sentence nearly as good when the
+// search gave no relevance. When the best passage's relevance is under
+// AbstainBelow it answers NotFoundAnswer.
 func answer(query string, passages []passage) string {
+	// Passages come best first: the answer is from the first one with
+	// relevance enough; if the search gave relevance and none has enough,
+	// the documentation does not cover the question.
+	bestPassage, known := -1, false
+	for i, p := range passages {
+		known = known || p.relevance >= 0
+		if p.relevance >= AbstainBelow {
+			bestPassage = i
+			break
+		}
+	}
+	if known && bestPassage < 0 {
+		return NotFoundAnswer
+	}
 	var cands []candidate
 	for pi, p := range passages {
 		pos := 0
@@ -472,8 +510,19 @@ func answer(query string, passages []passage) string {
 		return cands[ranked[a]].score > cands[ranked[b]].score
 	})
 
+	if bestPassage < 0 {
+		bestPassage = cands[ranked[0]].passage
+	}
+	// The best passage's own sentences, best first.
+	var own []int
+	for _, i := range ranked {
+		if cands[i].passage == bestPassage {
+			own = append(own, i)
+		}
+	}
 	var picked []int
-	if best := cands[ranked[0]].score; best > 0 {
+	if len(own) > 0 && cands[own[0]].score > 0 {
+		best := cands[own[0]].score
 		seen := map[string]bool{}
 		for _, i := range ranked {
 			c := cands[i]
@@ -481,9 +530,9 @@ func answer(query string, passages []passage) string {
 			if len(picked) == maxAnswerSentences || c.score < 0.35*best {
 				break
 			}
-			// The answer comes from the best sentence's passage; another
-			// passage is cited only for a sentence nearly as good.
-			if c.passage != cands[ranked[0]].passage && c.score < otherPassageShare*best {
+			// Another passage is cited only when the search said nothing of
+			// relevance, for a sentence nearly as good.
+			if c.passage != bestPassage && (passages[bestPassage].relevance >= 0 || c.score < otherPassageShare*best) {
 				continue
 			}
 			if seen[c.text] {
@@ -494,9 +543,17 @@ func answer(query string, passages []passage) string {
 		}
 	} else {
 		// Nothing overlaps lexically (e.g. a paraphrased or cross-language
-		// question), but search still judged the passages relevant: quote
-		// the opening of the top passage.
-		picked = []int{0}
+		// question), but search still judged the passage relevant: quote its
+		// opening.
+		for i, c := range cands {
+			if c.passage == bestPassage {
+				picked = []int{i}
+				break
+			}
+		}
+		if picked == nil {
+			picked = []int{0}
+		}
 	}
 
 	sort.Slice(picked, func(a, b int) bool {

@@ -355,3 +355,29 @@ func TestSplitSentences(t *testing.T) {
 		t.Errorf("got %q\nwant %q", got, want)
 	}
 }
+
+// TestAbstainsOnWeakEvidence: when the search reports relevance and no
+// passage reaches AbstainBelow, the answer says the docs do not cover it and
+// cites nothing; otherwise it quotes and cites only the first passage that
+// does, even when another passage has a matching sentence too.
+func TestAbstainsOnWeakEvidence(t *testing.T) {
+	weak := "[1] Certificates (relevance 0.36)\nHost names are compared without regard to capitalization.\n\n" +
+		"[2] Addons (relevance 0.10)\nA hello world addon."
+	res, _ := run(t, llm.Request{Messages: toolTurn("What is the capital of France?", weak), Tools: []llm.ToolDef{searchTool}})
+	if res.Message.Content != NotFoundAnswer {
+		t.Errorf("weak evidence answered: %q", res.Message.Content)
+	}
+	strong := "[1] Certificates (relevance 0.30)\nPasswords are hashed before they are stored.\n\n" +
+		"[2] Accounts (relevance 0.90)\n# Accounts > Reset password\nTo reset your password, open Settings. Passwords expire yearly.\n\n" +
+		"[3] Security (relevance 0.80)\nReset links expire after one hour; your password stays the same until then."
+	res, _ = run(t, llm.Request{Messages: toolTurn("How do I reset my password?", strong), Tools: []llm.ToolDef{searchTool}})
+	got := res.Message.Content
+	if !strings.Contains(got, "To reset your password, open Settings. [2]") || strings.Contains(got, "[1]") || strings.Contains(got, "[3]") {
+		t.Errorf("answer = %q, want sentences of passage 2 citing only [2]", got)
+	}
+	// The heading path of a fragment is quotable.
+	res, _ = run(t, llm.Request{Messages: toolTurn("reset password", "[1] Accounts (relevance 1.00)\n# Accounts > Reset password\nSee the form."), Tools: []llm.ToolDef{searchTool}})
+	if !strings.Contains(res.Message.Content, "Accounts > Reset password [1]") {
+		t.Errorf("heading not quoted: %q", res.Message.Content)
+	}
+}

@@ -61,9 +61,8 @@ func Score(query string, docs []string) []float64 {
 	return ScoreFields(query, fields, nil)
 }
 
-// Doc is a passage with its fields apart, so a term in the title or heading
-// path weighs what it weighs in the keyword index (vector.TitleWeight,
-// vector.HeadingWeight).
+// Doc is a passage with its fields apart, so a term weighs what it weighs
+// in the keyword index (vector.EachFieldTerm).
 type Doc struct {
 	Title, Heading, Text string
 }
@@ -100,16 +99,11 @@ func ScoreFields(query string, docs []Doc, st *vector.KeywordStats) []float64 {
 	totalLen := 0
 	for i, d := range docs {
 		b := bag{tf: make(map[string]int)}
-		add := func(terms []string, w int) {
-			for _, t := range terms {
-				b.tf[t] += w
-				b.len += w
-			}
-		}
-		add(analyze.Terms(d.Title), vector.TitleWeight)
-		add(analyze.Terms(d.Heading), vector.HeadingWeight)
+		vector.EachFieldTerm(d.Title, d.Heading, d.Text, func(t string, w int) {
+			b.tf[t] += w
+			b.len += w
+		})
 		b.text = analyze.Terms(d.Text)
-		add(b.text, 1)
 		bags[i] = b
 		totalLen += b.len
 	}

@@ -168,23 +168,16 @@ func (ix *keywordIndex) search(query string, k int) []scored {
 	return out
 }
 
-// termFreqs counts the keyword terms of a chunk's title, heading and text,
-// a title or heading term counting vector.TitleWeight or HeadingWeight times
-// (BM25F with the fields folded into one weighted bag).
+// termFreqs counts the keyword terms of a chunk's title, heading and text
+// with their field weights (vector.EachFieldTerm: BM25F with the fields
+// folded into one weighted bag).
 func termFreqs(r *record) (map[string]uint32, int) {
 	tf := make(map[string]uint32)
 	n := 0
-	weight := uint32(1)
-	count := func(w string) {
-		tf[w] += weight
-		n += int(weight)
-	}
-	weight = vector.TitleWeight
-	analyze.Each(r.title, count)
-	weight = vector.HeadingWeight
-	analyze.Each(r.heading, count)
-	weight = 1
-	analyze.Each(r.text, count)
+	vector.EachFieldTerm(r.title, r.heading, r.text, func(w string, weight int) {
+		tf[w] += uint32(weight)
+		n += weight
+	})
 	return tf, n
 }
 

@@ -1,0 +1,191 @@
+// Command loreeval measures retrieval and answer quality end to end and
+// writes bench/EVAL.md (make eval). It starts a Temporal dev server and
+// `bin/lore serve` on the embedded defaults (SQLite, embedded vector store,
+// local embedder, lexical reranker, extractive responder; override any with
+// -lore-env, e.g. EMBED_PROVIDER=openai), loads two real documentation
+// packages through the HTTP API, one site each, and asks held-out questions
+// through the HTTP API:
+//
+//   - retrieval, through POST /admin/api/v1/documents:retrieve (the chunks the
+//     chat's search gets), for the full pipeline and with each stage off,
+//     next to a plain BM25 over sections of the same files computed here;
+//   - answers, through POST /v1/chat/responses, for abstention on
+//     off-topic questions and the share of cited passages from a relevant
+//     file.
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"flag"
+	"fmt"
+	"net/http"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/lorekb/lore/bench/internal/env"
+)
+
+type multiFlag []string
+
+func (m *multiFlag) String() string     { return strings.Join(*m, ",") }
+func (m *multiFlag) Set(v string) error { *m = append(*m, v); return nil }
+
+type options struct {
+	root, out, loreBin, temporal string
+	keep, debug                  bool
+	timeout                      time.Duration
+	loreEnv                      multiFlag
+	k                            int
+}
+
+func logf(format string, args ...any) {
+	fmt.Fprintf(os.Stderr, "[%s] %s\n", time.Now().Format("15:04:05"), fmt.Sprintf(format, args...))
+}
+
+func main() {
+	o := &options{}
+	flag.StringVar(&o.root, "root", ".", "repository root")
+	flag.StringVar(&o.out, "out", "bench/EVAL.md", "report file, relative to -root (empty: print only)")
+	flag.StringVar(&o.loreBin, "lore", "bin/lore", "lore binary, relative to -root")
+	flag.StringVar(&o.temporal, "temporal", "bin/temporal", "Temporal CLI, relative to -root")
+	flag.BoolVar(&o.keep, "keep", false, "keep the work directory (logs, data)")
+	flag.BoolVar(&o.debug, "debug", false, "log the top chunks of every question (full pipeline)")
+	flag.DurationVar(&o.timeout, "timeout", 20*time.Minute, "abort after this long")
+	flag.IntVar(&o.k, "k", 10, "chunks retrieved per question (MRR@k)")
+	flag.Var(&o.loreEnv, "lore-env", "extra KEY=VALUE for lore serve (repeatable), e.g. EMBED_PROVIDER=openai")
+	flag.Parse()
+	o.root, _ = filepath.Abs(o.root)
+	for _, p := range []*string{&o.out, &o.loreBin, &o.temporal} {
+		if *p != "" && !filepath.IsAbs(*p) {
+			*p = filepath.Join(o.root, *p)
+		}
+	}
+	os.Exit(run(o))
+}
+
+type evaluation struct {
+	o        *options
+	work     string
+	temporal *env.Proc
+	lore     *env.Proc
+	base     string
+	api      *client
+	rep      *report
+}
+
+func run(o *options) int {
+	sigCtx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	ctx, cancel := context.WithTimeout(sigCtx, o.timeout)
+	defer cancel()
+	start := time.Now()
+	e := &evaluation{o: o, rep: &report{machine: env.Describe(ctx, o.root), loreEnv: o.loreEnv}}
+	err := e.setup(ctx)
+	defer e.teardown()
+	if err == nil {
+		err = e.evaluate(ctx)
+	}
+	e.rep.elapsed = time.Since(start)
+	if err != nil {
+		logf("FAILED: %v", err)
+		if e.lore != nil {
+			fmt.Fprintf(os.Stderr, "--- last lines of the lore log ---\n%s\n", e.lore.Tail(40))
+		}
+		return 1
+	}
+	text := e.rep.render()
+	fmt.Println(text)
+	if o.out != "" {
+		if err := os.WriteFile(o.out, []byte(text), 0o644); err != nil {
+			logf("write report: %v", err)
+			return 1
+		}
+		logf("report written to %s", o.out)
+	}
+	return 0
+}
+
+func (e *evaluation) setup(ctx context.Context) error {
+	o := e.o
+	for _, p := range []string{o.loreBin, o.temporal} {
+		if _, err := os.Stat(p); err != nil {
+			return fmt.Errorf("%s not found: run `make build tools` first", p)
+		}
+	}
+	var err error
+	if e.work, err = os.MkdirTemp("", "loreeval-"); err != nil {
+		return err
+	}
+	tport, _ := env.FreePort()
+	uport, _ := env.FreePort()
+	taddr := fmt.Sprintf("127.0.0.1:%d", tport)
+	if e.temporal, err = env.Start("temporal", e.work, o.temporal, []string{"server", "start-dev", "--headless", "--ip", "127.0.0.1",
+		"--port", env.Itoa(tport), "--ui-port", env.Itoa(uport), "--log-level", "error"}, env.FilteredEnviron()); err != nil {
+		return err
+	}
+	if err := e.temporal.WaitTCP(ctx, taddr, 90*time.Second); err != nil {
+		return err
+	}
+	hport, _ := env.FreePort()
+	e.base = fmt.Sprintf("http://127.0.0.1:%d", hport)
+	secret := make([]byte, 24)
+	_, _ = rand.Read(secret)
+	const email, password = "eval@lore.local", "eval-password-123"
+	environ := append(env.FilteredEnviron(),
+		"LORE_DATA_DIR="+filepath.Join(e.work, "data"),
+		"TEMPORAL_ADDRESS="+taddr,
+		"TEMPORAL_TASK_QUEUE=loreeval",
+		"LORE_ADMIN_EMAIL="+email,
+		"LORE_ADMIN_PASSWORD="+password,
+		"LORE_JWT_SECRET="+hex.EncodeToString(secret),
+		fmt.Sprintf("LORE_HTTP_ADDR=127.0.0.1:%d", hport),
+		"LORE_LOG_LEVEL=warn",
+	)
+	environ = append(environ, o.loreEnv...)
+	if e.lore, err = env.Start("lore", e.work, o.loreBin, []string{"serve"}, environ); err != nil {
+		return err
+	}
+	e.api = newClient(e.base)
+	if err := e.lore.WaitFor(ctx, 120*time.Second, "GET /health", func(ctx context.Context) error {
+		var h struct {
+			Status string            `json:"status"`
+			Checks map[string]string `json:"checks"`
+		}
+		if err := e.api.call(ctx, http.MethodGet, "/health", nil, &h); err != nil {
+			return err
+		}
+		if h.Checks["temporal"] != "ok" {
+			return fmt.Errorf("health %v", h.Checks)
+		}
+		return nil
+	}); err != nil {
+		return err
+	}
+	logf("lore serve on %s", e.base)
+	return e.api.login(ctx, email, password)
+}
+
+func (e *evaluation) teardown() {
+	if e.api != nil {
+		e.api.http.CloseIdleConnections()
+	}
+	if e.lore != nil {
+		e.lore.Stop(20 * time.Second)
+	}
+	if e.temporal != nil {
+		e.temporal.Stop(10 * time.Second)
+	}
+	if e.work != "" {
+		if e.o.keep {
+			logf("work directory kept: %s", e.work)
+		} else {
+			_ = os.RemoveAll(e.work)
+		}
+	}
+}
