@@ -1,0 +1,94 @@
+package e2e
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+)
+
+// TestRetrievalTestAndChunkView runs the admins' retrieval test and chunk
+// view through the API against a real Temporal dev server and worker: the
+// chunks the chat's search would get, with every stage's score, each stage
+// switchable, the stored chunks with heading paths and offsets, and bad
+// queries refused.
+func TestRetrievalTestAndChunkView(t *testing.T) {
+	a := newApp(t, "sqlite", nil)
+	site := a.site("Retrieval")
+	backup := a.newDoc(site, "Backups", "# Backups\n\n## Restoring a backup\n\nStop the server, then copy the archive back into the data directory.\n\n## Scheduling\n\nBackups run nightly.\n", "published")
+	other := a.newDoc(site, "Install", "# Install\n\nDownload the package and run the installer.\n", "published")
+	a.waitStatus(backup, "completed")
+	a.waitStatus(other, "completed")
+
+	type chunk struct {
+		DocumentID int64    `json:"document_id"`
+		Title      string   `json:"title"`
+		Heading    string   `json:"heading_path"`
+		Text       string   `json:"text"`
+		Dense      *float64 `json:"dense_score"`
+		Keyword    *float64 `json:"keyword_score"`
+		Fused      float64  `json:"fused_score"`
+		Rerank     *float64 `json:"rerank_score"`
+		Relevance  float64  `json:"relevance"`
+	}
+	var out struct {
+		Chunks []chunk `json:"chunks"`
+	}
+	a.admin("POST", "/admin/api/v1/documents:retrieve", map[string]any{"site_id": site, "query": "How do I restore a backup?", "top_k": 3}, &out)
+	if len(out.Chunks) == 0 {
+		t.Fatal("no chunks")
+	}
+	top := out.Chunks[0]
+	if top.DocumentID != backup || top.Heading != "Backups > Restoring a backup" || !strings.Contains(top.Text, "archive") ||
+		top.Keyword == nil || top.Rerank == nil || top.Fused <= 0 || top.Relevance != 1 {
+		t.Fatalf("top chunk %+v", top)
+	}
+	// Keyword only: no dense or rerank scores.
+	out.Chunks = nil
+	a.admin("POST", "/admin/api/v1/documents:retrieve", map[string]any{"site_id": site, "query": "restore backup",
+		"stages": map[string]bool{"keyword": true}}, &out)
+	if len(out.Chunks) == 0 || out.Chunks[0].Dense != nil || out.Chunks[0].Rerank != nil || out.Chunks[0].Keyword == nil {
+		t.Fatalf("keyword only: %+v", out.Chunks)
+	}
+	// Narrowed to the other document.
+	out.Chunks = nil
+	a.admin("POST", "/admin/api/v1/documents:retrieve", map[string]any{"site_id": site, "query": "restore backup installer",
+		"document_ids": []int64{other}}, &out)
+	for _, c := range out.Chunks {
+		if c.DocumentID != other {
+			t.Fatalf("document filter: %+v", out.Chunks)
+		}
+	}
+	for _, q := range []string{"", "   ", "bad\x01query", strings.Repeat("x", 2001)} {
+		if r := a.do("POST", "/admin/api/v1/documents:retrieve", map[string]any{"site_id": site, "query": q}, a.token); r.Status != 422 {
+			t.Errorf("query %.20q: %d %s", q, r.Status, r.Raw)
+		}
+	}
+	if r := a.do("POST", "/admin/api/v1/documents:retrieve", map[string]any{"site_id": 999999999, "query": "x"}, a.token); r.Status != 400 {
+		t.Errorf("missing site: %d %s", r.Status, r.Raw)
+	}
+
+	var view struct {
+		ContentVersion int64 `json:"content_version"`
+		Chunks         []struct {
+			Index   int    `json:"chunk_index"`
+			Version int64  `json:"content_version"`
+			Heading string `json:"heading_path"`
+			Text    string `json:"text"`
+			Start   int    `json:"start"`
+			End     int    `json:"end"`
+		} `json:"chunks"`
+	}
+	a.admin("GET", fmt.Sprintf("/admin/api/v1/documents/%d/chunks", backup), nil, &view)
+	if len(view.Chunks) < 2 {
+		t.Fatalf("chunk view: %+v", view)
+	}
+	content := []rune("# Backups\n\n## Restoring a backup\n\nStop the server, then copy the archive back into the data directory.\n\n## Scheduling\n\nBackups run nightly.\n")
+	for i, c := range view.Chunks {
+		if c.Index != i || c.Version != view.ContentVersion || c.Start < 0 || string(content[c.Start:c.End]) != c.Text {
+			t.Errorf("chunk %d: %+v (content version %d)", i, c, view.ContentVersion)
+		}
+	}
+	if view.Chunks[0].Heading != "Backups > Restoring a backup" {
+		t.Errorf("heading path %q", view.Chunks[0].Heading)
+	}
+}
