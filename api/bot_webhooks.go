@@ -1,6 +1,8 @@
 package api
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"net/http"
@@ -171,6 +173,9 @@ func (s *Server) botCallback(channel string) fiber.Handler {
 		if err != nil {
 			return err
 		}
+		// A message without MsgId is identified by its signed envelope.
+		env := sha256.Sum256([]byte(q.MsgSignature + "\x00" + q.Timestamp + "\x00" + q.Nonce + "\x00" + string(body)))
+		c.Locals(botEnvelopeKey, "env-"+hex.EncodeToString(env[:16]))
 		inner, err := ep.crypto.OpenMessage(q.MsgSignature, q.Timestamp, q.Nonce, body)
 		if err != nil {
 			s.log.Info("bot callback refused", "channel", channel, "site_id", ep.site.ID, "err", err)
@@ -183,13 +188,23 @@ func (s *Server) botCallback(channel string) fiber.Handler {
 	}
 }
 
-// botMark records a message id as processed; it reports false for a
-// redelivery. A message without an id cannot be deduplicated and counts as
-// new.
-func (s *Server) botMark(c *fiber.Ctx, ep *botEndpoint, msgID string) (bool, error) {
-	if msgID == "" {
-		return true, nil
+// botEnvelopeKey holds the hash of a callback's signed envelope.
+const botEnvelopeKey = "bot_envelope"
+
+// botMsgID is the message id, or the envelope hash for a message without one.
+func botMsgID(c *fiber.Ctx, msgID string) string {
+	if msgID != "" {
+		return msgID
 	}
+	env, _ := c.Locals(botEnvelopeKey).(string)
+	return env
+}
+
+// botMark records a message id as processed; it reports false for a
+// redelivery. A message without an id is known by its signed envelope (see
+// botMsgID), so a replay of it within the window runs once.
+func (s *Server) botMark(c *fiber.Ctx, ep *botEndpoint, msgID string) (bool, error) {
+	msgID = botMsgID(c, msgID)
 	return s.d.DB.MarkMessageProcessed(c.UserContext(), ep.channel, activities.MessengerMsgKey(ep.cfg.CorpID, msgID))
 }
 
@@ -213,7 +228,7 @@ func (s *Server) botStart(c *fiber.Ctx, ep *botEndpoint, msgID string, ids []str
 		s.log.Warn("bot message not answered", "channel", ep.channel, "site_id", ep.site.ID, "err", err)
 		return botAccept(c)
 	}
-	if msgID != "" {
+	if msgID = botMsgID(c, msgID); msgID != "" {
 		key := activities.MessengerMsgKey(ep.cfg.CorpID, msgID)
 		if ferr := s.d.DB.ForgetProcessedMessage(c.UserContext(), ep.channel, key); ferr != nil {
 			s.log.Error("bot: release processed mark", "channel", ep.channel, "key", key, "err", ferr)

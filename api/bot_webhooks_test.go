@@ -320,3 +320,28 @@ func TestBotWebhookAcceptsAndDedupes(t *testing.T) {
 		t.Fatalf("kefu other event: %d %q", r.Status, r.Raw)
 	}
 }
+
+// TestBotMessagesWithoutMsgIdAreDedupedByEnvelope: a message without MsgId
+// replayed within the window (the same signed envelope) is processed once;
+// another envelope of the same content is a new message.
+func TestBotMessagesWithoutMsgIdAreDedupedByEnvelope(t *testing.T) {
+	f := newBotFixture(t, "sqlite", nil, nil)
+	image := fmt.Sprintf("<xml><ToUserName>%s</ToUserName><FromUserName>lisi</FromUserName><CreateTime>1</CreateTime>"+
+		"<MsgType>image</MsgType><PicUrl>http://x/y.png</PicUrl><AgentID>1000002</AgentID></xml>", botCorp)
+	path, body := f.callback("/v1/bot/wecom-app", image, time.Now())
+	for i := 0; i < 3; i++ {
+		if r := f.post(path, body); r.Status != 200 || string(r.Raw) != "success" {
+			t.Fatalf("replay %d: %d %q", i, r.Status, r.Raw)
+		}
+	}
+	if n := f.processed(); n != 1 {
+		t.Fatalf("processed rows %d after 3 deliveries of one envelope, want 1", n)
+	}
+	path, body = f.callback("/v1/bot/wecom-app", image, time.Now().Add(time.Second))
+	if r := f.post(path, body); r.Status != 200 {
+		t.Fatalf("new envelope: %d %q", r.Status, r.Raw)
+	}
+	if n := f.processed(); n != 2 {
+		t.Fatalf("processed rows %d, want 2", n)
+	}
+}
