@@ -64,6 +64,9 @@ func Open(ctx context.Context, cfg *config.Config, log *slog.Logger) (*Deps, err
 	dsn := cfg.DatabaseURL
 	if dsn == "" {
 		dsn = cfg.SQLitePath()
+		if err := privateFile(dsn); err != nil {
+			return nil, err
+		}
 	}
 	database, err := db.Open(ctx, dsn)
 	if err != nil {

@@ -1,7 +1,9 @@
 package deps
 
 import (
+	"fmt"
 	"net/http"
+	"os"
 	"strings"
 
 	"github.com/lorekb/lore/internal/netguard"
@@ -66,4 +68,19 @@ func withoutEnvKey(m, def ModelConfig) ModelConfig {
 		m.APIKey = ""
 	}
 	return m
+}
+
+// privateFile creates the SQLite file readable by its owner only (it holds
+// password hashes and provider keys), or narrows an existing one to 0600;
+// SQLite gives its -wal and -shm files the same mode.
+func privateFile(path string) error {
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o600)
+	if err != nil {
+		return fmt.Errorf("database file: %w", err)
+	}
+	f.Close()
+	if err := os.Chmod(path, 0o600); err != nil {
+		return fmt.Errorf("database file: %w", err)
+	}
+	return nil
 }
