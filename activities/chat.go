@@ -241,7 +241,7 @@ func (a *Chat) buildMessages(ctx context.Context, in ModelTurnInput) ([]llm.Mess
 			refs = append(refs, m.ToolCallID)
 		}
 	}
-	stored, err := a.D.DB.ToolResultContents(ctx, refs)
+	stored, err := a.D.DB.ToolResultContents(ctx, in.ThreadID, refs)
 	if err != nil {
 		return nil, err
 	}

@@ -43,7 +43,7 @@ func (a *Chat) Persist(ctx context.Context, in PersistInput) (PersistResult, err
 			refs = append(refs, m.ToolCallID)
 		}
 	}
-	stored, err := a.D.DB.ToolResultContents(ctx, refs)
+	stored, err := a.D.DB.ToolResultContents(ctx, in.ThreadID, refs)
 	if err != nil {
 		return PersistResult{Messages: -1}, err
 	}

@@ -90,7 +90,7 @@ func (f *searchFixture) search(t *testing.T, siteID int64, query string) (Search
 	if err != nil {
 		t.Fatal(err)
 	}
-	stored, err := f.a.D.DB.ToolResultContents(context.Background(), []string{id})
+	stored, err := f.a.D.DB.ToolResultContents(context.Background(), "t", []string{id})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -209,11 +209,13 @@ type ChatMessage struct {
 	CreatedAt     time.Time `bun:"created_at,notnull" json:"created_at"`
 }
 
-// ToolResult keeps the retrieval result of one search tool call.
+// ToolResult keeps the retrieval result of one search tool call, keyed by
+// thread and call: a model may derive call ids from the question (the
+// built-in one does), so two threads can share one.
 type ToolResult struct {
 	bun.BaseModel `bun:"table:tool_results"`
+	ThreadID      string    `bun:"thread_id,pk"`
 	ToolCallID    string    `bun:"tool_call_id,pk"`
-	ThreadID      string    `bun:"thread_id,notnull"`
 	Content       string    `bun:"content,notnull"` // JSON
 	CreatedAt     time.Time `bun:"created_at,notnull"`
 }

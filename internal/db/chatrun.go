@@ -138,25 +138,27 @@ func (d *DB) LoadContext(ctx context.Context, threadID string) (*ConversationCon
 	return out, Classify(err)
 }
 
-// ToolResultContents returns the stored contents of tool calls by id.
-func (d *DB) ToolResultContents(ctx context.Context, ids []string) (map[string]string, error) {
+// ToolResultContents returns the stored contents of a thread's tool calls by
+// id.
+func (d *DB) ToolResultContents(ctx context.Context, threadID string, ids []string) (map[string]string, error) {
 	out := map[string]string{}
 	if len(ids) == 0 {
 		return out, nil
 	}
 	var rows []models.ToolResult
-	err := d.NewSelect().Model(&rows).Where("tool_call_id IN (?)", bun.In(ids)).Scan(ctx)
+	err := d.NewSelect().Model(&rows).Where("thread_id = ?", threadID).Where("tool_call_id IN (?)", bun.In(ids)).Scan(ctx)
 	for _, r := range rows {
 		out[r.ToolCallID] = r.Content
 	}
 	return out, Classify(err)
 }
 
-// SaveToolResult stores a tool call's result; a retry overwrites it.
+// SaveToolResult stores a tool call's result under its thread; a retry
+// overwrites it, another thread's call of the same id is another row.
 func (d *DB) SaveToolResult(ctx context.Context, r *models.ToolResult) error {
 	r.CreatedAt = time.Now().UTC()
-	_, err := d.NewInsert().Model(r).On("CONFLICT (tool_call_id) DO UPDATE").
-		Set("content = EXCLUDED.content").Set("thread_id = EXCLUDED.thread_id").Exec(ctx)
+	_, err := d.NewInsert().Model(r).On("CONFLICT (thread_id, tool_call_id) DO UPDATE").
+		Set("content = EXCLUDED.content").Exec(ctx)
 	return Classify(err)
 }
 
