@@ -38,9 +38,11 @@ func chatSessionResponse(s *models.ChatSession) ChatSessionResponse {
 }
 
 // ChatSessionList is the data of GET /chat/sessions: the sessions under
-// items (SPEC.md) with the total and the effective page and size.
+// items (SPEC.md) and, the same array, under list (the reference's client
+// reads list), with the total and the effective page and size.
 type ChatSessionList struct {
 	Items []ChatSessionResponse `json:"items"`
+	List  []ChatSessionResponse `json:"list"`
 	Total int                   `json:"total"`
 	Page  int                   `json:"page"`
 	Size  int                   `json:"size"`
@@ -123,7 +125,7 @@ type FeedbackIn struct {
 
 // FeedbackOut is the bare (not enveloped) response of POST /chat/feedback.
 type FeedbackOut struct {
-	ChatMessageID string  `json:"chat_message_id"`
+	ChatMessageID int64   `json:"chat_message_id" doc:"row id of the rated answer (a number, as the reference's)"`
 	MemberID      string  `json:"member_id"`
 	Rating        *string `json:"rating"`
 	Reason        *string `json:"reason"`
@@ -172,7 +174,7 @@ func (s *Server) listChatSessions(c *fiber.Ctx) error {
 		return err
 	}
 	if tenant.none { // an unknown tenant slug: nothing to list
-		return ok(c, ChatSessionList{Items: []ChatSessionResponse{}, Page: q.Page, Size: q.Size})
+		return ok(c, ChatSessionList{Items: []ChatSessionResponse{}, List: []ChatSessionResponse{}, Page: q.Page, Size: q.Size})
 	}
 	f := db.ChatSessionFilter{MemberID: q.MemberID, TenantID: tenant.id, Keyword: q.Keyword,
 		Limit: q.Limit(), Offset: q.Offset()}
@@ -192,6 +194,7 @@ func (s *Server) listChatSessions(c *fiber.Ctx) error {
 	for i := range rows {
 		out.Items[i] = chatSessionResponse(&rows[i])
 	}
+	out.List = out.Items
 	if !q.Paged() {
 		out.Page, out.Size = 1, total
 	}
@@ -246,6 +249,9 @@ func (s *Server) chatSessionMessages(c *fiber.Ctx) error {
 	}
 	rows, err := s.d.DB.ChatThreadMessages(c.UserContext(), sess.ThreadID)
 	if err != nil {
+		return err
+	}
+	if err := s.toolRowsAsPassages(c.UserContext(), sess.ThreadID, rows); err != nil {
 		return err
 	}
 	out := ChatMessages{ThreadID: sess.ThreadID, Messages: make([]ChatMessageOutput, len(rows))}
@@ -310,7 +316,11 @@ func (s *Server) chatToolResult(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	return ok(c, ToolResultResponse{ToolCallID: r.ToolCallID, Content: r.Content})
+	content, err := s.toolResultContent(c.UserContext(), sess.ThreadID, r)
+	if err != nil {
+		return err
+	}
+	return ok(c, ToolResultResponse{ToolCallID: r.ToolCallID, Content: content})
 }
 
 func (s *Server) deleteChatSession(c *fiber.Ctx) error {
@@ -385,7 +395,7 @@ func (s *Server) chatFeedback(c *fiber.Ctx) error {
 	if err := s.d.DB.UpsertFeedback(c.UserContext(), fb); err != nil {
 		return err
 	}
-	return c.JSON(FeedbackOut{ChatMessageID: fb.ChatMessageID, MemberID: fb.MemberID, Rating: fb.Rating, Reason: fb.Reason})
+	return c.JSON(FeedbackOut{ChatMessageID: msg.ID, MemberID: fb.MemberID, Rating: fb.Rating, Reason: fb.Reason})
 }
 
 // resolveFeedbackMessage finds the answer (thread_id, message_seq) names,

@@ -123,9 +123,15 @@ func TestChatSessionList(t *testing.T) {
 			return strings.Join(s, ",")
 		}
 
-		// Shape: data {items, total, page, size}, items with exactly the WIRE keys.
+		// Shape: data {items, list, total, page, size} (items as SPEC names it,
+		// list as the reference's client reads it: the same array), items
+		// with exactly the WIRE keys.
 		r = h.must(200, "GET", chatPath+"/sessions?member_id=m1", nil, "")
-		if r.Code != 0 || csKeys(t, r.Data) != "items,page,size,total" {
+		var both struct {
+			Items, List json.RawMessage
+		}
+		_ = json.Unmarshal(r.Data, &both)
+		if r.Code != 0 || csKeys(t, r.Data) != "items,list,page,size,total" || string(both.Items) != string(both.List) {
 			t.Fatalf("data keys: %s", r.Raw)
 		}
 		var raw struct {
@@ -439,12 +445,17 @@ func TestChatFeedback(t *testing.T) {
 		if err := json.Unmarshal(r.Raw, &raw); err != nil {
 			t.Fatal(err)
 		}
-		if csKeys(t, r.Raw) != "chat_message_id,member_id,rating,reason" || string(raw["chat_message_id"]) != `"th-a"` ||
+		var rated models.ChatMessage
+		if err := h.d.DB.NewSelect().Model(&rated).Where("chat_message_id = ?", "th-a").Scan(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		// chat_message_id is the rated answer's row id, a number, as the reference's.
+		if csKeys(t, r.Raw) != "chat_message_id,member_id,rating,reason" || string(raw["chat_message_id"]) != itoa(rated.ID) ||
 			string(raw["rating"]) != `"down"` || string(raw["reason"]) != `"slow"` {
 			t.Fatalf("feedback: %s", r.Raw)
 		}
 		r = h.must(200, "POST", path, map[string]any{"thread_id": "th", "message_seq": 0, "member_id": "m1", "rating": "up"}, "")
-		if string(r.Raw) != `{"chat_message_id":"th-a","member_id":"m1","rating":"up","reason":null}` {
+		if string(r.Raw) != `{"chat_message_id":`+itoa(rated.ID)+`,"member_id":"m1","rating":"up","reason":null}` {
 			t.Fatalf("re-rate: %s", r.Raw)
 		}
 		var rows []models.Feedback
@@ -472,7 +483,7 @@ func TestChatFeedback(t *testing.T) {
 		if err := <-done; err != nil {
 			t.Fatal(err)
 		}
-		if !strings.Contains(string(r.Raw), `"chat_message_id":"late-a"`) {
+		if strings.Contains(string(r.Raw), `"chat_message_id":"`) || !strings.Contains(string(r.Raw), `"chat_message_id":`) {
 			t.Fatalf("late: %s", r.Raw)
 		}
 		if el := time.Since(start); el < 250*time.Millisecond || el > 1500*time.Millisecond {

@@ -153,6 +153,9 @@ func (s *Server) adminSiteChatMessages(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
+	if err := s.toolRowsAsPassages(c.UserContext(), threadID, rows); err != nil {
+		return err
+	}
 	out := ChatMessages{ThreadID: threadID, Messages: make([]ChatMessageOutput, len(rows))}
 	for i := range rows {
 		out.Messages[i] = chatMessageOutput(&rows[i])

@@ -1,0 +1,115 @@
+package api
+
+import (
+	"context"
+	"encoding/json"
+	"regexp"
+	"strconv"
+
+	"github.com/lorekb/lore/models"
+)
+
+// The search tool's result as the reference's client reads it (the
+// role:"tool" message of a thread and GET …/tool-result/{id} data.content):
+// a JSON array of passages, numbered as the answer cites them. Lore stores
+// {query, passages} and gives the model numbered text; both are turned into
+// this shape on read.
+
+// ToolPassage is one passage of a tool result in the reference's shape.
+type ToolPassage struct {
+	SourceIndex int             `json:"source_index"`
+	Title       string          `json:"title"`
+	Content     string          `json:"content"`
+	Metadata    ToolPassageMeta `json:"metadata"`
+}
+
+// ToolPassageMeta is the metadata of a passage.
+type ToolPassageMeta struct {
+	DocumentID int64   `json:"document_id"`
+	Title      string  `json:"title"`
+	Score      float64 `json:"score"`
+	SiteID     int64   `json:"site_id"`
+	Fragments  int     `json:"fragments"`
+}
+
+// sourceStartRe finds the first passage number of a tool message as the
+// model saw it ("[3] Title…").
+var sourceStartRe = regexp.MustCompile(`^\[(\d+)\] `)
+
+// sourceStart is the number of the first passage of a stored tool message
+// (1 when it has none).
+func sourceStart(toolMessage string) int {
+	if m := sourceStartRe.FindStringSubmatch(toolMessage); m != nil {
+		if n, err := strconv.Atoi(m[1]); err == nil {
+			return n
+		}
+	}
+	return 1
+}
+
+// toolPassages renders a stored search result ({query, passages}) as the
+// reference's array, numbering passages from start; "[]" when it found
+// nothing, and the stored text unchanged when it is not a search result.
+func toolPassages(stored string, start int) string {
+	var r struct {
+		Passages *[]struct {
+			DocumentID int64   `json:"document_id"`
+			SiteID     int64   `json:"site_id"`
+			Title      string  `json:"title"`
+			Score      float64 `json:"score"`
+			Fragments  int     `json:"fragments"`
+			Content    string  `json:"content"`
+		} `json:"passages"`
+	}
+	if json.Unmarshal([]byte(stored), &r) != nil || r.Passages == nil {
+		return stored
+	}
+	out := make([]ToolPassage, len(*r.Passages))
+	for i, p := range *r.Passages {
+		out[i] = ToolPassage{SourceIndex: start + i, Title: p.Title, Content: p.Content,
+			Metadata: ToolPassageMeta{DocumentID: p.DocumentID, Title: p.Title, Score: p.Score, SiteID: p.SiteID, Fragments: p.Fragments}}
+	}
+	b, _ := json.Marshal(out)
+	return string(b)
+}
+
+// toolRowsAsPassages replaces the content of a thread's tool messages with
+// their search results in the reference's shape (rows whose call has no
+// stored result keep their text).
+func (s *Server) toolRowsAsPassages(ctx context.Context, threadID string, rows []models.ChatMessage) error {
+	var ids []string
+	for _, m := range rows {
+		if m.Role == "tool" && m.ToolCallID != "" {
+			ids = append(ids, m.ToolCallID)
+		}
+	}
+	if len(ids) == 0 {
+		return nil
+	}
+	stored, err := s.d.DB.ToolResultContents(ctx, threadID, ids)
+	if err != nil {
+		return err
+	}
+	for i, m := range rows {
+		if res, ok := stored[m.ToolCallID]; ok && m.Role == "tool" {
+			rows[i].Content = toolPassages(res, sourceStart(m.Content))
+		}
+	}
+	return nil
+}
+
+// toolResultContent is the data.content of GET …/tool-result/{id}: the
+// result in the reference's shape, numbered as the thread's tool message.
+func (s *Server) toolResultContent(ctx context.Context, threadID string, r *models.ToolResult) (string, error) {
+	rows, err := s.d.DB.ChatThreadMessages(ctx, threadID)
+	if err != nil {
+		return "", err
+	}
+	start := 1
+	for _, m := range rows {
+		if m.Role == "tool" && m.ToolCallID == r.ToolCallID {
+			start = sourceStart(m.Content)
+		}
+	}
+	return toolPassages(r.Content, start), nil
+}
