@@ -18,6 +18,7 @@ import (
 	"github.com/lorekb/lore/internal/convert"
 	"github.com/lorekb/lore/internal/convert/builtin"
 	"github.com/lorekb/lore/internal/convert/processor"
+	_ "github.com/lorekb/lore/internal/convert/processor/drivers" // external processors an import may name
 	"github.com/lorekb/lore/internal/datasource"
 	"github.com/lorekb/lore/internal/db"
 	"github.com/lorekb/lore/internal/deps"

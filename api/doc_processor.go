@@ -11,6 +11,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 	"github.com/google/uuid"
 	"github.com/lorekb/lore/internal/convert/processor"
+	_ "github.com/lorekb/lore/internal/convert/processor/drivers" // the drivers test-connection reaches
 	"github.com/lorekb/lore/internal/db"
 )
 

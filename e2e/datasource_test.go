@@ -56,7 +56,9 @@ func TestDataSources(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	a := newApp(t, "postgres", nil)
+	// The test bucket is on loopback, which the outbound guard refuses
+	// unless allowed.
+	a := newApp(t, "postgres", map[string]string{"LORE_ALLOWED_PROVIDER_HOSTS": "127.0.0.1"})
 	site, other := a.site("DS site"), a.site("DS other")
 	var u struct {
 		ID int64 `json:"id"`

@@ -32,6 +32,9 @@ type Sample struct {
 	NotWant []string
 	// Images is how many images the converter must extract (-1: any).
 	Images int
+	// MetaTitle marks a title that comes from the file's metadata (front
+	// matter), not its first heading.
+	MetaTitle bool
 }
 
 // PNG is a small real PNG image.
@@ -51,7 +54,7 @@ func PNG() []byte {
 func Good() []Sample {
 	return []Sample{
 		{Name: "install.md", Data: []byte("---\ntitle: Install Guide\n---\n# Installing\n\nRun `make run` and open the **Admin API**.\n\n## Next steps\n\nRead the docs.\n"),
-			Title: "Install Guide", Want: []string{"# Installing", "Run `make run`", "## Next steps", "Read the docs."}, Images: 0},
+			Title: "Install Guide", Want: []string{"# Installing", "Run `make run`", "## Next steps", "Read the docs."}, Images: 0, MetaTitle: true},
 		{Name: "heading-title.md", Data: []byte("\ufeff# Release notes\r\n\r\nVersion 2 adds import.\r\n"),
 			Title: "Release notes", Want: []string{"# Release notes", "Version 2 adds import."}, Images: 0},
 		{Name: "notes.txt", Data: []byte("Plain notes about the cluster.\n\nSecond paragraph here.\n"),

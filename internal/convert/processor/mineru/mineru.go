@@ -1,0 +1,133 @@
+// Package mineru drives a MinerU API server: POST /tasks (multipart files,
+// parse_method, return_md, return_images) answers 202 with a task_id,
+// polled at /tasks/{id} and read from /tasks/{id}/result (results.<key>
+// .md_content with images by name, linked as images/<name>).
+package mineru
+
+import (
+	"bytes"
+	"context"
+	"mime/multipart"
+	"net/http"
+	"strconv"
+
+	"github.com/lorekb/lore/internal/convert"
+	"github.com/lorekb/lore/internal/convert/processor"
+)
+
+func init() {
+	processor.Drivers[processor.MinerU] = func(c processor.Config, hc *http.Client) processor.Remote {
+		return &Driver{processor.NewClient(c, hc)}
+	}
+}
+
+// Driver is one configured MinerU server.
+type Driver struct{ processor.Client }
+
+// Name implements convert.Converter.
+func (d *Driver) Name() string { return "mineru" }
+
+// Formats implements convert.Converter.
+func (d *Driver) Formats() []string { return []string{"pdf", "docx", "pptx", "png", "jpg", "jpeg"} }
+
+func (d *Driver) get(ctx context.Context, path string, out any) error {
+	r, err := http.NewRequestWithContext(ctx, http.MethodGet, d.URL(path), nil)
+	if err != nil {
+		return err
+	}
+	if d.Cfg.APIKey != "" {
+		r.Header.Set("Authorization", "Bearer "+d.Cfg.APIKey)
+	}
+	_, err = d.Do(r, out)
+	return err
+}
+
+// Health implements processor.Remote: GET /health must say healthy.
+func (d *Driver) Health(ctx context.Context) (string, error) {
+	var h struct {
+		Status  string `json:"status"`
+		Version string `json:"version"`
+	}
+	if err := d.get(ctx, "/health", &h); err != nil {
+		return "", err
+	}
+	if h.Status != "healthy" {
+		return "", d.Failed("health status " + strconv.Quote(h.Status))
+	}
+	return h.Version, nil
+}
+
+// Convert implements convert.Converter.
+func (d *Driver) Convert(ctx context.Context, in convert.Input) (*convert.Result, error) {
+	var body bytes.Buffer
+	mw := multipart.NewWriter(&body)
+	method := "auto"
+	if processor.Opt(in, "ocr_enabled", false) {
+		method = "ocr"
+	}
+	images := processor.Opt(in, "extract_images", true)
+	for k, v := range map[string]string{"parse_method": method, "return_md": "true", "return_images": strconv.FormatBool(images),
+		"table_enable": strconv.FormatBool(processor.Opt(in, "extract_tables", true))} {
+		_ = mw.WriteField(k, v)
+	}
+	fw, _ := mw.CreateFormFile("files", in.Name)
+	_, _ = fw.Write(in.Data)
+	_ = mw.Close()
+	r, err := http.NewRequestWithContext(ctx, http.MethodPost, d.URL("/tasks"), &body)
+	if err != nil {
+		return nil, err
+	}
+	r.Header.Set("Content-Type", mw.FormDataContentType())
+	if d.Cfg.APIKey != "" {
+		r.Header.Set("Authorization", "Bearer "+d.Cfg.APIKey)
+	}
+	var task struct {
+		TaskID string `json:"task_id"`
+	}
+	if _, err := d.Do(r, &task); err != nil {
+		return nil, err
+	}
+	if task.TaskID == "" {
+		return nil, d.Failed("no task_id in the answer")
+	}
+	err = d.Wait(ctx, func() (bool, error) {
+		var st struct {
+			Status string `json:"status"`
+			Error  string `json:"error"`
+		}
+		if err := d.get(ctx, "/tasks/"+task.TaskID, &st); err != nil {
+			return false, err
+		}
+		switch st.Status {
+		case "done", "success", "completed":
+			return true, nil
+		case "failed", "error":
+			return false, d.Failed(st.Error)
+		}
+		return false, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	var res struct {
+		Results map[string]struct {
+			MD     string            `json:"md_content"`
+			Images map[string]string `json:"images"`
+		} `json:"results"`
+	}
+	if err := d.get(ctx, "/tasks/"+task.TaskID+"/result", &res); err != nil {
+		return nil, err
+	}
+	for _, r := range res.Results {
+		if r.MD == "" {
+			continue
+		}
+		byPath := map[string]string{}
+		for name, enc := range r.Images {
+			byPath["images/"+name] = enc
+		}
+		md, imgs := processor.LinkedImages(r.MD, byPath, images)
+		return &convert.Result{Markdown: md, Images: imgs, Meta: map[string]any{"processor": d.Cfg.Name, "processor_type": processor.MinerU}}, nil
+	}
+	return nil, d.Failed("no Markdown in the result")
+}
