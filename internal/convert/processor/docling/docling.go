@@ -82,7 +82,7 @@ func (d *Driver) Convert(ctx context.Context, in convert.Input) (*convert.Result
 		mode = "embedded"
 	}
 	for k, v := range map[string]string{"to_formats": "md", "image_export_mode": mode,
-		"do_ocr": strconv.FormatBool(processor.Opt(in, "ocr_enabled", false)),
+		"do_ocr":             strconv.FormatBool(processor.Opt(in, "ocr_enabled", false)),
 		"do_table_structure": strconv.FormatBool(processor.Opt(in, "extract_tables", true)), "abort_on_error": "false"} {
 		_ = mw.WriteField(k, v)
 	}
