@@ -52,7 +52,7 @@ func TestReferenceFrontEndsCompat(t *testing.T) {
 	var st SiteResponse
 	call(admin, "POST", "/admin/v1/sites", map[string]any{"name": "Handbook", "slug": "handbook", "description": "Docs",
 		"status": "active", "theme_color": "blue", "layout_mode": "sidebar", "quick_questions": nil,
-		"bot_config": map[string]any{"web_widget": map[string]any{"enabled": true, "title": "Ask", "primary_color": "#3b82f6", "position": "right"}},
+		"bot_config":          map[string]any{"web_widget": map[string]any{"enabled": true, "title": "Ask", "primary_color": "#3b82f6", "position": "right"}},
 		"show_pipeline_trace": false}, tok, 201).into(t, &st)
 	if st.QuickQuestions != nil || st.Icon != nil || st.WebWidget["title"] != "Ask" || st.BotConfig["web_widget"] == nil {
 		t.Fatalf("created site: %+v", st)
