@@ -3,9 +3,12 @@ package api
 import (
 	"context"
 	"encoding/json"
+	"net/http"
 	"regexp"
 	"strconv"
+	"strings"
 
+	"github.com/gofiber/fiber/v2"
 	"github.com/lorekb/lore/models"
 )
 
@@ -112,4 +115,43 @@ func (s *Server) toolResultContent(ctx context.Context, threadID string, r *mode
 		}
 	}
 	return toolPassages(r.Content, start), nil
+}
+
+// OpenAIError is the error body of the OpenAI-compatible routes, in OpenAI's
+// format: official OpenAI SDKs read error.message (an envelope made them
+// show "401 status code (no body)").
+type OpenAIError struct {
+	Error OpenAIErrorBody `json:"error"`
+	Code  int             `json:"code" doc:"the HTTP status, as in Lore's envelope"`
+}
+
+// OpenAIErrorBody is the inner object of an OpenAIError.
+type OpenAIErrorBody struct {
+	Message string  `json:"message"`
+	Type    string  `json:"type"`
+	Param   *string `json:"param"`
+	Code    *string `json:"code"`
+}
+
+// openAIErrors answers a handler's errors (before its stream starts) in
+// OpenAI's error format with the same HTTP status.
+func openAIErrors(h fiber.Handler) fiber.Handler {
+	return func(c *fiber.Ctx) error {
+		err := h(c)
+		if err == nil {
+			return nil
+		}
+		status, msg := classify(err)
+		typ := map[int]string{401: "authentication_error", 403: "permission_error", 404: "not_found_error",
+			429: "rate_limit_error"}[status]
+		switch {
+		case typ != "":
+		case status >= 500:
+			typ = "api_error"
+		default:
+			typ = "invalid_request_error"
+		}
+		code := strings.ToLower(strings.ReplaceAll(http.StatusText(status), " ", "_"))
+		return c.Status(status).JSON(OpenAIError{Code: status, Error: OpenAIErrorBody{Message: msg, Type: typ, Code: &code}})
+	}
 }

@@ -66,3 +66,14 @@ func TestToolResultInTheReferenceShape(t *testing.T) {
 		t.Fatal("empty or non-search results")
 	}
 }
+
+// TestOpenAIRoutesAnswerOpenAIErrors: the OpenAI-compatible routes answer
+// errors in OpenAI's format, which official SDKs read.
+func TestOpenAIRoutesAnswerOpenAIErrors(t *testing.T) {
+	h := newHarness(t, "sqlite", nil)
+	r := h.do("POST", "/v1/bot/chat/completions", map[string]any{"model": "x", "messages": []any{}}, "not-a-key")
+	var e OpenAIError
+	if err := json.Unmarshal(r.Raw, &e); err != nil || r.Status != 401 || e.Error.Message == "" || e.Error.Type != "authentication_error" {
+		t.Fatalf("bot completions: %d %s", r.Status, r.Raw)
+	}
+}

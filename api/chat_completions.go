@@ -157,11 +157,11 @@ func (s *Server) completionRoutes() []Route {
 		{Surface: Client, Method: http.MethodPost, Path: "/chat/completions", Tag: "chat", Perm: Public, Raw: "text/event-stream",
 			Summary:     "OpenAI-compatible chat completions over the same chat core (site by filter.site_id, metadata.site_id or ?site_id=)",
 			Description: "Set include_internal_events to receive tool and source events as extra data lines without choices.",
-			Query:       CompletionsQuery{}, Body: ChatCompletionRequest{}, Handler: s.chatCompletions},
+			Query:       CompletionsQuery{}, Body: ChatCompletionRequest{}, Handler: openAIErrors(s.chatCompletions)},
 		{Surface: Client, Method: http.MethodPost, Path: "/bot/chat/completions", Tag: "bot", Perm: Public, Raw: "text/event-stream",
-			Summary: "EE: site chat completions with Authorization: Bearer <site API key>", Body: ChatCompletionRequest{}, Handler: s.botChatCompletions},
+			Summary: "EE: site chat completions with Authorization: Bearer <site API key>", Body: ChatCompletionRequest{}, Handler: openAIErrors(s.botChatCompletions)},
 		{Surface: Client, Method: http.MethodGet, Path: "/bot/models", Tag: "bot", Perm: Public,
-			Summary: "EE: models available to the site (API key optional)", Raw: "application/json", Handler: s.botModels},
+			Summary: "EE: models available to the site (API key optional)", Raw: "application/json", Handler: openAIErrors(s.botModels)},
 	}
 }
 
