@@ -217,7 +217,18 @@ func TestChatStreamsCitedAnswerAndResumes(t *testing.T) {
 				Content    string `json:"content"`
 			}
 			r0 := a.do("GET", "/v1/chat/sessions/"+thread+"/tool-result/"+calls[0].ID+"?member_id=member-1", nil, "")
-			if r0.into(t, &tr); tr.ToolCallID != calls[0].ID || !strings.Contains(tr.Content, `"passages"`) || !strings.Contains(tr.Content, "download the archive") {
+			// The reference's client parses the content as a JSON array of
+			// {source_index, title, content, metadata:{document_id, …}}.
+			var chunks []struct {
+				SourceIndex int    `json:"source_index"`
+				Title       string `json:"title"`
+				Content     string `json:"content"`
+				Metadata    struct {
+					DocumentID int64 `json:"document_id"`
+				} `json:"metadata"`
+			}
+			if r0.into(t, &tr); tr.ToolCallID != calls[0].ID || json.Unmarshal([]byte(tr.Content), &chunks) != nil || len(chunks) == 0 ||
+				chunks[0].SourceIndex != 1 || chunks[0].Metadata.DocumentID == 0 || !strings.Contains(chunks[0].Content, "download the archive") {
 				t.Fatalf("tool result: %s", r0.Raw)
 			}
 			if r := a.do("GET", "/v1/chat/sessions/"+thread+"/tool-result/"+calls[0].ID+"?member_id=member-2", nil, ""); r.Status != 403 {
