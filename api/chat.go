@@ -85,8 +85,11 @@ func (s *Server) chatRoutes() []Route {
 
 // chatTurn is one turn to start through the shared chat core.
 type chatTurn struct {
-	Site         *models.Site
-	ThreadID     string
+	Site     *models.Site
+	ThreadID string
+	// Existing: ThreadID came from a caller (previous_response_id) and must
+	// name a stored thread; no session is created under it.
+	Existing     bool
 	MemberID     string
 	Source       string
 	Text         string
@@ -105,6 +108,22 @@ type startedTurn struct {
 	CreatedAt  time.Time
 	// launch starts the turn's ChatRun (see prepareChatTurn).
 	launch func(ctx context.Context) error
+}
+
+// validThreadID: thread ids are ASCII letters, digits and - _ . : (ours are
+// "auto-<hex>", messenger threads "<channel>-<user>"), at most 100 bytes; any
+// other previous_response_id is refused before it reaches the store.
+func validThreadID(id string) bool {
+	if id == "" || len(id) > 100 {
+		return false
+	}
+	for i := 0; i < len(id); i++ {
+		ch := id[i]
+		if !(ch >= 'a' && ch <= 'z' || ch >= 'A' && ch <= 'Z' || ch >= '0' && ch <= '9' || strings.IndexByte("-_.:", ch) >= 0) {
+			return false
+		}
+	}
+	return true
 }
 
 // newThreadID is "auto-" and 12 hex characters.
@@ -154,9 +173,12 @@ func (s *Server) prepareChatTurn(ctx context.Context, t chatTurn) (*startedTurn,
 		s.awaitPreviousTurn(ctx, t.ThreadID)
 	}
 	ts, err := s.d.DB.StartTurn(ctx, db.BeginTurn{ThreadID: t.ThreadID, TenantID: t.Site.TenantID, SiteID: t.Site.ID,
-		MemberID: t.MemberID, Source: t.Source, UserText: t.Text, History: t.History, New: newThread})
+		MemberID: t.MemberID, Source: t.Source, UserText: t.Text, History: t.History, New: newThread, Existing: t.Existing})
 	if errors.Is(err, db.ErrNotOwner) {
 		return nil, Errf(http.StatusForbidden, "thread %s belongs to another member or site", t.ThreadID)
+	}
+	if errors.Is(err, db.ErrNotFound) && t.Existing {
+		return nil, NotFound("thread")
 	}
 	if err != nil {
 		return nil, err
@@ -297,6 +319,9 @@ func (s *Server) chatResponses(c *fiber.Ctx) error {
 	if err := s.chatRateLimit(c, site); err != nil {
 		return err
 	}
+	if req.PreviousResponseID != "" && !validThreadID(req.PreviousResponseID) {
+		return Invalid("previous_response_id: not a thread id (letters, digits, '-', '_', '.', ':'; at most 100)")
+	}
 	if last := c.Get("Last-Event-ID"); last != "" && req.PreviousResponseID != "" {
 		return s.attach(c, req.PreviousResponseID, req.User, last)
 	}
@@ -307,7 +332,7 @@ func (s *Server) chatResponses(c *fiber.Ctx) error {
 	if req.PreviousResponseID != "" {
 		hist = nil // an existing thread has its own history
 	}
-	turn := chatTurn{Site: site, ThreadID: req.PreviousResponseID, MemberID: req.User,
+	turn := chatTurn{Site: site, ThreadID: req.PreviousResponseID, Existing: req.PreviousResponseID != "", MemberID: req.User,
 		Source: "web_chat", Text: text, History: hist, Instructions: req.Instructions, Model: req.Model, Temperature: req.Temperature}
 	if req.Stream {
 		// The turn is stored before the stream starts; the run is launched

@@ -353,3 +353,39 @@ func TestChatRunThatCannotStartEndsTheStreamAndKeepsTheSession(t *testing.T) {
 		t.Fatalf("turn 2 rows: %+v", rows)
 	}
 }
+
+// TestPreviousResponseIDMustNameAStoredThread: a previous_response_id that
+// no turn created is 404 and stores nothing (it used to open a session under
+// the caller's id); one that is not a thread id (non-ASCII, spaces, too long)
+// is 422 before anything runs (non-ASCII used to give 503 and a junk turn).
+func TestPreviousResponseIDMustNameAStoredThread(t *testing.T) {
+	a := newApp(t, "sqlite", nil)
+	site := a.site("Threads")
+	ask := func(prev string, stream bool) int {
+		body := map[string]any{"input": "hello", "stream": stream, "user": "m", "filter": map[string]any{"site_id": site},
+			"previous_response_id": prev}
+		if stream {
+			status, _ := a.stream("POST", "/v1/chat/responses", body)
+			return status
+		}
+		return a.do("POST", "/v1/chat/responses", body, "").Status
+	}
+	for _, stream := range []bool{false, true} {
+		if s := ask("auto-000000000000", stream); s != 404 {
+			t.Fatalf("unknown thread (stream=%v): %d", stream, s)
+		}
+		for _, bad := range []string{"线程-1", "two words", strings.Repeat("a", 101), "x\x00y"} {
+			if s := ask(bad, stream); s != 422 {
+				t.Fatalf("previous_response_id %q (stream=%v): %d", bad, stream, s)
+			}
+		}
+	}
+	var n int
+	if err := a.d.DB.NewSelect().Table("chat_sessions").ColumnExpr("count(*)").Scan(context.Background(), &n); err != nil || n != 0 {
+		t.Fatalf("sessions stored: %d %v", n, err)
+	}
+	var m int
+	if err := a.d.DB.NewSelect().Table("chat_messages").ColumnExpr("count(*)").Scan(context.Background(), &m); err != nil || m != 0 {
+		t.Fatalf("messages stored: %d %v", m, err)
+	}
+}

@@ -25,6 +25,10 @@ type BeginTurn struct {
 	UserText string
 	History  []HistoryMessage // earlier messages to seed a new thread with (chat-completions callers)
 	New      bool             // the thread id was just generated: no session to look up
+	// Existing: the caller named a thread it must have created before (the
+	// client API's previous_response_id): no session is created under a
+	// caller-chosen id; an unknown one is ErrNotFound.
+	Existing bool
 }
 
 // HistoryMessage is a prior message supplied by a caller.
@@ -52,6 +56,9 @@ func (d *DB) StartTurn(ctx context.Context, in BeginTurn) (*TurnStart, error) {
 			err := tx.NewSelect().Model(s).Where("thread_id = ?", in.ThreadID).Scan(ctx)
 			switch {
 			case Classify(err) == ErrNotFound:
+				if in.Existing {
+					return ErrNotFound
+				}
 			case err != nil:
 				return err
 			default:
