@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lorekb/lore/models"
 	"go.temporal.io/api/workflowservice/v1"
 )
 
@@ -218,6 +219,21 @@ func TestJobsAreNamedFindableAndExplained(t *testing.T) {
 	for _, x := range pg.List {
 		if x.SiteID == nil || *x.SiteID != other {
 			t.Errorf("site_admin of site %d was shown job %s of site %v", other, x.ID, x.SiteID)
+		}
+	}
+	// Removed from the site, the same site admin (same token) can no longer
+	// read, watch, retry or cancel the job it could see a moment ago.
+	if r := a.do("GET", "/admin/api/v1/jobs/"+otherJob, nil, mine); r.Status != 200 {
+		t.Fatalf("site_admin reading their site's job: %d %s", r.Status, r.Raw)
+	}
+	var sa models.User
+	if err := a.d.DB.NewSelect().Model(&sa).Where("email = ?", "mine@e2e.test").Scan(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	a.admin("PUT", fmt.Sprintf("/admin/api/v1/users/%d", sa.ID), map[string]any{"managed_site_ids": []int64{}}, nil)
+	for _, call := range [][2]string{{"GET", ""}, {"GET", ":watch"}, {"POST", ":retry"}, {"POST", ":cancel"}} {
+		if r := a.do(call[0], "/admin/api/v1/jobs/"+otherJob+call[1], nil, mine); r.Status != 403 && r.Status != 404 {
+			t.Errorf("site_admin removed from the site: %s job%s: %d", call[0], call[1], r.Status)
 		}
 	}
 
