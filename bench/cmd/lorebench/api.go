@@ -128,7 +128,7 @@ func (b *bench) benchAPI(ctx context.Context) error {
 			Total int64 `json:"total"`
 		} `json:"pagination"`
 	}
-	if err := b.api.call(ctx, http.MethodGet, kwURL[len(b.base):], nil, &page); err != nil {
+	if err := b.api.Call(ctx, http.MethodGet, kwURL[len(b.base):], nil, &page); err != nil {
 		return err
 	}
 	warning := ""
@@ -141,7 +141,7 @@ func (b *bench) benchAPI(ctx context.Context) error {
 	var kwOne load.Latencies
 	for t0 := time.Now(); len(kwOne) < 10 && (len(kwOne) < 3 || time.Since(t0) < 10*time.Second); {
 		t := time.Now()
-		if err := b.api.call(ctx, http.MethodGet, kwURL[len(b.base):], nil, nil); err != nil {
+		if err := b.api.Call(ctx, http.MethodGet, kwURL[len(b.base):], nil, nil); err != nil {
 			return err
 		}
 		kwOne = append(kwOne, time.Since(t))
@@ -149,10 +149,10 @@ func (b *bench) benchAPI(ctx context.Context) error {
 	kwOne.Sort()
 	logf("A: keyword list one request at a time: p50 %s", ms(kwOne.Percentile(50)))
 	var one map[string]any
-	if err := b.api.call(ctx, http.MethodGet, fmt.Sprintf("/v1/documents/%d", ids[0]), nil, &one); err != nil {
+	if err := b.api.Call(ctx, http.MethodGet, fmt.Sprintf("/v1/documents/%d", ids[0]), nil, &one); err != nil {
 		return err
 	}
-	if err := b.api.call(ctx, http.MethodGet, siteURL[len(b.base):], nil, &one); err != nil {
+	if err := b.api.Call(ctx, http.MethodGet, siteURL[len(b.base):], nil, &one); err != nil {
 		return err
 	}
 

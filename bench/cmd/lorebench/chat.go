@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/lorekb/lore/bench/internal/load"
+	"github.com/lorekb/lore/bench/internal/loreapi"
 	"github.com/lorekb/lore/bench/internal/scripted"
 )
 
@@ -54,7 +55,7 @@ func (b *bench) oneChat(ctx context.Context, c *http.Client, siteID int64, membe
 	defer res.Body.Close()
 	if res.StatusCode != http.StatusOK {
 		raw, _ := io.ReadAll(io.LimitReader(res.Body, 2000))
-		return s, fmt.Errorf("HTTP %d: %s", res.StatusCode, snippet(raw))
+		return s, fmt.Errorf("HTTP %d: %s", res.StatusCode, loreapi.Snippet(raw))
 	}
 	rd := bufio.NewReaderSize(res.Body, 64<<10)
 	var text strings.Builder
@@ -259,7 +260,7 @@ func (b *bench) benchChat(ctx context.Context) error {
 		var d struct {
 			ID int64 `json:"id"`
 		}
-		if err := b.api.call(ctx, http.MethodPost, "/admin/api/v1/documents", map[string]any{"site_id": siteID,
+		if err := b.api.Call(ctx, http.MethodPost, "/admin/api/v1/documents", map[string]any{"site_id": siteID,
 			"title": docs[i].Title, "content": docs[i].Content, "status": "published"}, &d); err != nil {
 			return fmt.Errorf("publish document: %w", err)
 		}
@@ -273,7 +274,7 @@ func (b *bench) benchChat(ctx context.Context) error {
 				VectorStatus string `json:"vector_status"`
 				VectorError  string `json:"vector_error"`
 			}
-			if err := b.api.call(ctx, http.MethodGet, fmt.Sprintf("/admin/api/v1/documents/%d", id), nil, &d); err != nil {
+			if err := b.api.Call(ctx, http.MethodGet, fmt.Sprintf("/admin/api/v1/documents/%d", id), nil, &d); err != nil {
 				return err
 			}
 			if d.VectorStatus == "completed" {
@@ -301,7 +302,7 @@ func (b *bench) benchChat(ctx context.Context) error {
 	hl := make(load.Latencies, 0, 200)
 	for range 200 {
 		t := time.Now()
-		if err := b.api.call(ctx, http.MethodGet, "/v1/health", nil, nil); err != nil {
+		if err := b.api.Call(ctx, http.MethodGet, "/v1/health", nil, nil); err != nil {
 			return err
 		}
 		hl = append(hl, time.Since(t))

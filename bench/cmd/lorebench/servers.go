@@ -131,7 +131,7 @@ func (b *bench) startServers(ctx context.Context, kind backend) error {
 	}
 	logf("lore serve on %s (pid %d)", b.base, b.lore.Pid())
 	b.api = newLoreClient(b.base)
-	return b.api.login(ctx, email, password)
+	return b.api.Login(ctx, email, password)
 }
 
 // startTemporal starts the Temporal server of kind and sets b.taddr.
@@ -233,7 +233,7 @@ func freeRange(n int) (int, error) {
 func (b *bench) stopServers() {
 	// Idle keep-alive connections would hold up lore's graceful shutdown.
 	if b.api != nil {
-		b.api.http.CloseIdleConnections()
+		b.api.HTTP.CloseIdleConnections()
 	}
 	http.DefaultClient.CloseIdleConnections()
 	if b.lore != nil {

@@ -131,7 +131,7 @@ func (b *bench) vectorizeViaAPI(ctx context.Context, ids []int64, timeout time.D
 			SuccessCount int     `json:"success_count"`
 			MissingIDs   []int64 `json:"missing_ids"`
 		}
-		if err := b.api.call(ctx, http.MethodPost, "/admin/api/v1/documents:batchVectorize", map[string]any{"document_ids": part}, &br); err != nil {
+		if err := b.api.Call(ctx, http.MethodPost, "/admin/api/v1/documents:batchVectorize", map[string]any{"document_ids": part}, &br); err != nil {
 			return nil, err
 		}
 		if br.JobID == "" || br.SuccessCount != len(part) {
@@ -146,7 +146,7 @@ func (b *bench) vectorizeViaAPI(ctx context.Context, ids []int64, timeout time.D
 	lastLog := time.Now()
 	for i := 0; i < len(jobs); {
 		var v jobView
-		if err := b.api.call(ctx, http.MethodGet, "/admin/api/v1/jobs/"+jobs[i], nil, &v); err != nil {
+		if err := b.api.Call(ctx, http.MethodGet, "/admin/api/v1/jobs/"+jobs[i], nil, &v); err != nil {
 			return nil, err
 		}
 		switch v.Status {

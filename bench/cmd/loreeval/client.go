@@ -10,62 +10,15 @@ import (
 	"net/http"
 	"strings"
 	"time"
+
+	"github.com/lorekb/lore/bench/internal/loreapi"
 )
 
-// client speaks Lore's enveloped JSON API.
-type client struct {
-	base, token string
-	http        *http.Client
-}
+// client is the shared API client with the chat call the eval makes.
+type client struct{ *loreapi.Client }
 
 func newClient(base string) *client {
-	return &client{base: base, http: &http.Client{Timeout: 2 * time.Minute}}
-}
-
-func (c *client) call(ctx context.Context, method, path string, body, out any) error {
-	var rd io.Reader
-	if body != nil {
-		b, _ := json.Marshal(body)
-		rd = bytes.NewReader(b)
-	}
-	req, err := http.NewRequestWithContext(ctx, method, c.base+path, rd)
-	if err != nil {
-		return err
-	}
-	req.Header.Set("Content-Type", "application/json")
-	if c.token != "" {
-		req.Header.Set("Authorization", "Bearer "+c.token)
-	}
-	res, err := c.http.Do(req)
-	if err != nil {
-		return err
-	}
-	defer res.Body.Close()
-	raw, _ := io.ReadAll(io.LimitReader(res.Body, 32<<20))
-	if res.StatusCode/100 != 2 {
-		return fmt.Errorf("%s %s: HTTP %d: %.300s", method, path, res.StatusCode, raw)
-	}
-	if out == nil {
-		return nil
-	}
-	var env struct {
-		Data json.RawMessage `json:"data"`
-	}
-	if err := json.Unmarshal(raw, &env); err != nil {
-		return fmt.Errorf("%s %s: %w", method, path, err)
-	}
-	return json.Unmarshal(env.Data, out)
-}
-
-func (c *client) login(ctx context.Context, email, password string) error {
-	var lr struct {
-		Token string `json:"token"`
-	}
-	if err := c.call(ctx, http.MethodPost, "/admin/api/v1/users:login", map[string]string{"email": email, "password": password}, &lr); err != nil {
-		return err
-	}
-	c.token = lr.Token
-	return nil
+	return &client{loreapi.New(base, 2*time.Minute)}
 }
 
 // chatReply is an answer and the numbered sources of its turn.
@@ -78,12 +31,12 @@ type chatReply struct {
 // answer text and the knowledge_sources event.
 func (c *client) chat(ctx context.Context, siteID int64, q string) (chatReply, error) {
 	body, _ := json.Marshal(map[string]any{"input": q, "stream": true, "filter": map[string]any{"site_id": siteID}})
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.base+"/v1/chat/responses", bytes.NewReader(body))
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.Base+"/v1/chat/responses", bytes.NewReader(body))
 	if err != nil {
 		return chatReply{}, err
 	}
 	req.Header.Set("Content-Type", "application/json")
-	res, err := c.http.Do(req)
+	res, err := c.HTTP.Do(req)
 	if err != nil {
 		return chatReply{}, err
 	}

@@ -89,7 +89,7 @@ func (e *evaluation) load(ctx context.Context, s *corpusSite) error {
 	var site struct {
 		ID int64 `json:"id"`
 	}
-	if err := e.api.call(ctx, http.MethodPost, "/admin/api/v1/sites", map[string]any{"name": "Eval " + s.lang}, &site); err != nil {
+	if err := e.api.Call(ctx, http.MethodPost, "/admin/api/v1/sites", map[string]any{"name": "Eval " + s.lang}, &site); err != nil {
 		return err
 	}
 	s.siteID = site.ID
@@ -104,7 +104,7 @@ func (e *evaluation) load(ctx context.Context, s *corpusSite) error {
 		if len([]rune(title)) > 200 {
 			title = string([]rune(title)[:200])
 		}
-		if err := e.api.call(ctx, http.MethodPost, "/admin/api/v1/documents", map[string]any{"site_id": s.siteID,
+		if err := e.api.Call(ctx, http.MethodPost, "/admin/api/v1/documents", map[string]any{"site_id": s.siteID,
 			"title": title, "content": f.text, "status": "published"}, &d); err != nil {
 			return err
 		}
@@ -117,7 +117,7 @@ func (e *evaluation) load(ctx context.Context, s *corpusSite) error {
 				VectorStatus string `json:"vector_status"`
 				VectorError  string `json:"vector_error"`
 			}
-			if err := e.api.call(ctx, http.MethodGet, "/admin/api/v1/documents/"+strconv.FormatInt(id, 10), nil, &d); err != nil {
+			if err := e.api.Call(ctx, http.MethodGet, "/admin/api/v1/documents/"+strconv.FormatInt(id, 10), nil, &d); err != nil {
 				return err
 			}
 			if d.VectorStatus == "completed" {
@@ -162,7 +162,7 @@ func (e *evaluation) retrieval(ctx context.Context, s *corpusSite, c config) (me
 					Relevance  float64 `json:"relevance"`
 				} `json:"chunks"`
 			}
-			if err := e.api.call(ctx, http.MethodPost, "/admin/api/v1/documents:retrieve", map[string]any{
+			if err := e.api.Call(ctx, http.MethodPost, "/admin/api/v1/documents:retrieve", map[string]any{
 				"site_id": s.siteID, "query": q.q, "top_k": e.o.k, "stages": c.stages}, &out); err != nil {
 				return err
 			}

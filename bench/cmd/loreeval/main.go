@@ -160,7 +160,7 @@ func (e *evaluation) setup(ctx context.Context) error {
 			Status string            `json:"status"`
 			Checks map[string]string `json:"checks"`
 		}
-		if err := e.api.call(ctx, http.MethodGet, "/health", nil, &h); err != nil {
+		if err := e.api.Call(ctx, http.MethodGet, "/health", nil, &h); err != nil {
 			return err
 		}
 		if h.Checks["temporal"] != "ok" {
@@ -171,12 +171,12 @@ func (e *evaluation) setup(ctx context.Context) error {
 		return err
 	}
 	logf("lore serve on %s", e.base)
-	return e.api.login(ctx, email, password)
+	return e.api.Login(ctx, email, password)
 }
 
 func (e *evaluation) teardown() {
 	if e.api != nil {
-		e.api.http.CloseIdleConnections()
+		e.api.HTTP.CloseIdleConnections()
 	}
 	if e.lore != nil {
 		e.lore.Stop(20 * time.Second)
