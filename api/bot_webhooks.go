@@ -14,6 +14,7 @@ import (
 	"github.com/lorekb/lore/internal/db"
 	"github.com/lorekb/lore/internal/deps"
 	"github.com/lorekb/lore/internal/msgr"
+	"github.com/lorekb/lore/internal/telemetry"
 	"github.com/lorekb/lore/models"
 	"github.com/lorekb/lore/workflows"
 	enumspb "go.temporal.io/api/enums/v1"
@@ -302,7 +303,13 @@ func (s *Server) startKefuSync(c *fiber.Ctx, ep *botEndpoint, ev msgr.KefuEvent)
 	opts := client.StartWorkflowOptions{ID: id, TaskQueue: s.d.Cfg.TemporalQueue,
 		WorkflowIDConflictPolicy: enumspb.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING}
 	in := workflows.KefuSyncInput{SiteID: ep.site.ID, OpenKfID: ev.OpenKfID, Token: ev.Token}
-	if _, err := tc.SignalWithStartWorkflow(c.UserContext(), id, workflows.SignalKefuSync, ev.Token, opts, workflows.KefuSync, in); err != nil {
+	meta := workflows.JobMeta{Kind: workflows.KindKefuSync, TenantID: ep.site.TenantID, SiteID: ep.site.ID,
+		RequestedBy: "wecom-kefu:" + ev.OpenKfID, RequestID: telemetry.RequestID(c.UserContext()),
+		Title: workflows.JobTitle("Sync WeCom customer-service messages of account", ev.OpenKfID, ep.site.Name)}
+	_, err = workflows.StartWithMeta(meta, opts, s.log, func(opts client.StartWorkflowOptions) (client.WorkflowRun, error) {
+		return tc.SignalWithStartWorkflow(c.UserContext(), id, workflows.SignalKefuSync, ev.Token, opts, workflows.KefuSync, in)
+	})
+	if err != nil {
 		return Unavailable("could not start the kefu sync: %v", err)
 	}
 	return nil

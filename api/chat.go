@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"strings"
 	"time"
@@ -13,6 +14,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 	"github.com/lorekb/lore/internal/chatevent"
 	"github.com/lorekb/lore/internal/db"
+	"github.com/lorekb/lore/internal/telemetry"
 	"github.com/lorekb/lore/models"
 	"github.com/lorekb/lore/workflows"
 	enumspb "go.temporal.io/api/enums/v1"
@@ -193,8 +195,13 @@ func (s *Server) prepareChatTurn(ctx context.Context, t chatTurn) (*startedTurn,
 		in.Reader = s.hub.ID // this process reads the turn
 	}
 	wfID := workflows.ChatRunID(t.ThreadID, ts.Session.ID, ts.Turn)
+	// What the run is about, for operators (search attributes, memo title),
+	// sent in the start request itself: no extra round trip.
+	meta := workflows.JobMeta{Kind: workflows.KindChat, TenantID: t.Site.TenantID, SiteID: t.Site.ID,
+		RequestedBy: t.MemberID, RequestID: telemetry.RequestID(ctx),
+		Title: workflows.JobTitle(fmt.Sprintf("Chat turn %d of thread", ts.Turn), t.ThreadID, t.Site.Name)}
 	launch := func(ctx context.Context) error {
-		_, err := tc.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: wfID, TaskQueue: cfg.TemporalQueue,
+		opts := client.StartWorkflowOptions{ID: wfID, TaskQueue: cfg.TemporalQueue,
 			// With the worker in this process, the first workflow task comes
 			// back in the start response and runs here: no trip through the queue.
 			EnableEagerStart: true,
@@ -204,7 +211,10 @@ func (s *Server) prepareChatTurn(ctx context.Context, t chatTurn) (*startedTurn,
 			// timeout is a timer write and delete per turn, which measurably
 			// lengthened the latency tail when many turns start at once.
 			WorkflowIDReusePolicy:                    enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
-			WorkflowExecutionErrorWhenAlreadyStarted: true}, workflows.ChatWorkflowName, in)
+			WorkflowExecutionErrorWhenAlreadyStarted: true}
+		_, err := workflows.StartWithMeta(meta, opts, s.log, func(opts client.StartWorkflowOptions) (client.WorkflowRun, error) {
+			return tc.ExecuteWorkflow(ctx, opts, workflows.ChatWorkflowName, in)
+		})
 		if err == nil {
 			return nil
 		}

@@ -164,7 +164,7 @@ func (f jobFilter) visibilityQuery(sites []int64) string {
 // visibilityError explains a refused list: unregistered search attributes
 // are an operator's fix, not a retry.
 func visibilityError(err error) error {
-	if isUnknownSearchAttr(err) || strings.Contains(err.Error(), "not defined") {
+	if workflows.IsUnknownSearchAttr(err) || strings.Contains(err.Error(), "not defined") {
 		return Unavailable("Temporal search attributes are not registered on this namespace: run `lore temporal setup` (%v)", err)
 	}
 	return Unavailable("workflow engine: %v", err)

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"net/http"
 	"strings"
-	"sync/atomic"
 
 	"github.com/gofiber/fiber/v2"
 	"github.com/google/uuid"
@@ -76,10 +75,6 @@ type jobStart struct {
 	input  any
 }
 
-// missingAttrs is set once the workflow engine refused Lore's search
-// attributes (not registered): jobs then start without them.
-var missingAttrs atomic.Bool
-
 // startJob starts (or signals-with-start) a workflow with its search
 // attributes and memo and records its job row. The requester and request id
 // come from the request.
@@ -94,13 +89,7 @@ func (s *Server) startJob(c *fiber.Ctx, js jobStart) (string, error) {
 	}
 	js.meta.RequestID, _ = c.Locals(requestIDKey).(string)
 	ctx := c.UserContext()
-	run, err := s.launch(ctx, tc, js, !missingAttrs.Load())
-	if err != nil && isUnknownSearchAttr(err) {
-		if !missingAttrs.Swap(true) {
-			s.log.Warn("Temporal search attributes are not registered: jobs start without them and GET /jobs cannot list them; run `lore temporal setup` (the dev server of temporal-dev.sh registers them)", "err", err)
-		}
-		run, err = s.launch(ctx, tc, js, false)
-	}
+	run, err := s.launch(ctx, tc, js)
 	if err != nil {
 		return "", Unavailable("could not start the job: %v", err)
 	}
@@ -117,30 +106,19 @@ func (s *Server) startJob(c *fiber.Ctx, js jobStart) (string, error) {
 	return js.id, nil
 }
 
-func (s *Server) launch(ctx context.Context, tc client.Client, js jobStart, attrs bool) (client.WorkflowRun, error) {
+func (s *Server) launch(ctx context.Context, tc client.Client, js jobStart) (client.WorkflowRun, error) {
 	opts := client.StartWorkflowOptions{
 		ID:                    js.id,
 		TaskQueue:             s.d.Cfg.TemporalQueue,
 		WorkflowIDReusePolicy: enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE,
-		Memo:                  js.meta.Memo(),
-		// The Web UI shows the summary on the workflow's page.
-		StaticSummary: js.meta.Title,
 	}
-	if attrs {
-		opts.TypedSearchAttributes = js.meta.SearchAttributes()
-	}
-	if js.signal != "" {
-		return tc.SignalWithStartWorkflow(ctx, js.id, js.signal, nil, opts, js.wf, js.input)
-	}
-	opts.WorkflowIDConflictPolicy = enumspb.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING
-	return tc.ExecuteWorkflow(ctx, opts, js.wf, js.input)
-}
-
-// isUnknownSearchAttr reports the engine's refusal of a search attribute
-// that is not registered on the namespace.
-func isUnknownSearchAttr(err error) bool {
-	var ia *serviceerror.InvalidArgument
-	return errors.As(err, &ia) && strings.Contains(strings.ToLower(ia.Message), "search attribute")
+	return workflows.StartWithMeta(js.meta, opts, s.log, func(opts client.StartWorkflowOptions) (client.WorkflowRun, error) {
+		if js.signal != "" {
+			return tc.SignalWithStartWorkflow(ctx, js.id, js.signal, nil, opts, js.wf, js.input)
+		}
+		opts.WorkflowIDConflictPolicy = enumspb.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING
+		return tc.ExecuteWorkflow(ctx, opts, js.wf, js.input)
+	})
 }
 
 // shortID is a few random characters that tell jobs of one subject apart.

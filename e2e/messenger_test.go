@@ -20,6 +20,7 @@ import (
 	"github.com/lorekb/lore/internal/deps"
 	"github.com/lorekb/lore/internal/msgr"
 	"github.com/lorekb/lore/models"
+	"github.com/lorekb/lore/workflows"
 )
 
 const (
@@ -263,6 +264,11 @@ func TestMessengerChannelsAnswerThroughThePlatformAPI(t *testing.T) {
 			}
 			if firstSync["token"] != "ENCApHxnGDNAVNY4AaSJKj4Tb5mwsEMzxhFmHVGcra996NR" || firstSync["open_kfid"] != "wkE2E" {
 				t.Fatalf("sync_msg body: %v", firstSync)
+			}
+			// The sync workflow is findable and named like every other one.
+			if m := a.describeMeta(workflows.KefuSyncID(site, "wkE2E")); m.Kind != workflows.KindKefuSync || m.Site != site ||
+				m.Tenant == 0 || m.RequestedBy != "wecom-kefu:wkE2E" || !strings.Contains(m.Title, "'wkE2E'") {
+				t.Fatalf("kefu sync meta %+v", m)
 			}
 			var sess models.ChatSession
 			if err := a.d.DB.NewSelect().Model(&sess).Where("member_id = ?", "wmCustomer1").Scan(ctx); err != nil ||

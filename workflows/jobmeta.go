@@ -19,9 +19,12 @@ const (
 	KindReindex           = "reindex"
 	KindImport            = "import"
 	KindChat              = "chat"
+	// KindKefuSync is the WeCom customer-service pull of one account.
+	KindKefuSync = "kefu_sync"
 )
 
-// JobKinds are the kinds GET /jobs lists (chat runs are workflows, not jobs).
+// JobKinds are the kinds GET /jobs lists (chat runs and kefu syncs are
+// workflows, not jobs).
 var JobKinds = []string{KindVectorizeDocument, KindBatchVectorize, KindRemoveVectors, KindDeleteSite, KindReindex, KindImport}
 
 // Custom search attributes: an operator filters the Temporal Web UI by them
@@ -105,7 +108,8 @@ func (m JobMeta) SearchAttributes() temporal.SearchAttributes {
 		upd = append(upd, AttrDocument.ValueSet(m.DocumentID))
 	}
 	if m.RequestedBy != "" {
-		upd = append(upd, AttrRequestedBy.ValueSet(m.RequestedBy))
+		// Keyword values are bounded by the engine (2 KB by default).
+		upd = append(upd, AttrRequestedBy.ValueSet(clip(m.RequestedBy, 200)))
 	}
 	return temporal.NewSearchAttributes(upd...)
 }

@@ -1,0 +1,51 @@
+package workflows
+
+import (
+	"errors"
+	"log/slog"
+	"strings"
+	"sync/atomic"
+
+	"go.temporal.io/api/serviceerror"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/temporal"
+)
+
+// attrsMissing is set once the workflow engine refused Lore's search
+// attributes (not registered on the namespace): later starts leave them
+// out, so a refusal costs one extra round trip per process, not per start.
+var attrsMissing atomic.Bool
+
+// StartWithMeta starts a workflow (through start, given the options) with
+// what it is about: the memo, the Web UI summary (the title) and the search
+// attributes of meta, all in the one start request (no extra round trip,
+// which matters for eager chat starts). When the engine refuses the
+// attributes it logs once and starts again without them: jobs still run,
+// they are only not listed by GET /jobs until `lore temporal setup`.
+func StartWithMeta[T any](meta JobMeta, opts client.StartWorkflowOptions, log *slog.Logger,
+	start func(client.StartWorkflowOptions) (T, error)) (T, error) {
+	opts.Memo = meta.Memo()
+	if meta.Title != "" {
+		opts.StaticSummary = meta.Title
+	}
+	if attrsMissing.Load() {
+		return start(opts)
+	}
+	opts.TypedSearchAttributes = meta.SearchAttributes()
+	v, err := start(opts)
+	if err == nil || !IsUnknownSearchAttr(err) {
+		return v, err
+	}
+	if !attrsMissing.Swap(true) && log != nil {
+		log.Warn("Temporal search attributes are not registered: workflows start without them and GET /jobs cannot list them; run `lore temporal setup` (the dev server of temporal-dev.sh registers them)", "err", err)
+	}
+	opts.TypedSearchAttributes = temporal.SearchAttributes{}
+	return start(opts)
+}
+
+// IsUnknownSearchAttr reports the engine's refusal of a search attribute
+// that is not registered on the namespace.
+func IsUnknownSearchAttr(err error) bool {
+	var ia *serviceerror.InvalidArgument
+	return errors.As(err, &ia) && strings.Contains(strings.ToLower(ia.Message), "search attribute")
+}
