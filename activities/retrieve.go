@@ -3,9 +3,7 @@ package activities
 import (
 	"context"
 	"errors"
-	"strings"
 	"time"
-	"unicode/utf8"
 
 	"go.temporal.io/sdk/temporal"
 
@@ -76,29 +74,25 @@ type RetrieveInput struct {
 	Stages       retrieve.Stages
 }
 
-// RetrievedChunk is one ranked chunk with the score of every stage (nil: the
-// stage did not see it).
-type RetrievedChunk struct {
-	DocumentID int64    `json:"document_id"`
-	Title      string   `json:"title"`
-	ChunkIndex int      `json:"chunk_index"`
-	Version    int64    `json:"content_version"`
-	Heading    string   `json:"heading_path"`
-	Text       string   `json:"text"`
-	Dense      *float64 `json:"dense_score"`
-	Keyword    *float64 `json:"keyword_score"`
-	Fused      float64  `json:"fused_score"`
-	Rerank     *float64 `json:"rerank_score"`
-	Relevance  float64  `json:"relevance"`
-	Score      float64  `json:"score"`
+// RankedChunk is one ranked chunk of a retrieval test: which chunk, and the
+// score of every stage (nil: the stage did not see it). Its text, heading
+// path and title stay out of the workflow's history: the handler reads them
+// from the database (models.Chunk), as payloads carry ids, never text.
+type RankedChunk struct {
+	DocumentID int64
+	Version    int64
+	ChunkIndex int
+	Dense      *float64
+	Keyword    *float64
+	Fused      float64
+	Rerank     *float64
+	Relevance  float64
+	Score      float64
 }
 
-// RetrieveOutput is the ranked chunks. Unlike the chat's search (which keeps
-// passages in the database and returns a hash), the retrieval test returns
-// its chunks in the result: it is an interactive diagnostic whose answer is
-// bounded by top_k (at most 50 chunks of LORE_CHUNK_SIZE runes each).
+// RetrieveOutput is the ranked chunks, best first.
 type RetrieveOutput struct {
-	Chunks []RetrievedChunk
+	Chunks []RankedChunk
 }
 
 // Retrieve runs the chat's retrieval pipeline for an admin, with the stages
@@ -113,11 +107,10 @@ func (a *Chat) Retrieve(ctx context.Context, in RetrieveInput) (RetrieveOutput, 
 	if err != nil {
 		return RetrieveOutput{}, err
 	}
-	out := RetrieveOutput{Chunks: make([]RetrievedChunk, len(res))}
+	out := RetrieveOutput{Chunks: make([]RankedChunk, len(res))}
 	for i, r := range res {
-		out.Chunks[i] = RetrievedChunk{DocumentID: r.Hit.DocumentID, Title: r.Hit.Title, ChunkIndex: r.Hit.ChunkIndex,
-			Version: r.Hit.Version, Heading: r.Hit.Heading, Text: r.Hit.Text, Dense: r.Dense, Keyword: r.Keyword,
-			Fused: r.Fused, Rerank: r.Rerank, Relevance: r.Relevance, Score: r.Score}
+		out.Chunks[i] = RankedChunk{DocumentID: r.Hit.DocumentID, Version: r.Hit.Version, ChunkIndex: r.Hit.ChunkIndex,
+			Dense: r.Dense, Keyword: r.Keyword, Fused: r.Fused, Rerank: r.Rerank, Relevance: r.Relevance, Score: r.Score}
 	}
 	return out, nil
 }
@@ -166,67 +159,3 @@ func (a *Chat) narrowing(ctx context.Context, in RetrieveInput) (retrieve.Filter
 		return out, nil
 	}, nil
 }
-
-// ChunksInput names the document whose stored chunks an editor views.
-type ChunksInput struct {
-	TenantID   int64
-	DocumentID int64
-}
-
-// StoredChunk is one stored chunk of a document with where its text starts
-// and ends in the current content, in runes (-1 when the chunk is of
-// another content version or cannot be located).
-type StoredChunk struct {
-	Index   int    `json:"chunk_index"`
-	Version int64  `json:"content_version"`
-	Heading string `json:"heading_path"`
-	Text    string `json:"text"`
-	Start   int    `json:"start"`
-	End     int    `json:"end"`
-}
-
-// DocumentChunks lists the document's stored chunks, in version and chunk
-// order, locating each in the content (the stored text is a verbatim,
-// trimmed slice of it; an overlap prefix repeats the previous chunk's end).
-func (a *Chat) DocumentChunks(ctx context.Context, in ChunksInput) ([]StoredChunk, error) {
-	_, store, err := a.D.TenantVectors(ctx, in.TenantID)
-	if err != nil {
-		return nil, err
-	}
-	lister, ok := store.(vector.ChunkLister)
-	if !ok {
-		return nil, temporal.NewNonRetryableApplicationError("this vector store cannot list a document's chunks", "Unsupported", nil)
-	}
-	hits, err := lister.DocumentChunks(ctx, in.DocumentID)
-	if err != nil {
-		return nil, err
-	}
-	doc, err := a.D.DB.GetDocument(ctx, in.DocumentID)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]StoredChunk, len(hits))
-	from := 0 // byte offset where the next chunk may start
-	for i, h := range hits {
-		out[i] = StoredChunk{Index: h.ChunkIndex, Version: h.Version, Heading: h.Heading, Text: h.Text, Start: -1, End: -1}
-		if at := indexFrom(doc.Content, h.Text, from); at >= 0 {
-			out[i].Start = runeCount(doc.Content[:at])
-			out[i].End = out[i].Start + runeCount(h.Text)
-			from = at + 1
-		}
-	}
-	return out, nil
-}
-
-// indexFrom is strings.Index of sub in s at or after byte from.
-func indexFrom(s, sub string, from int) int {
-	if from > len(s) || sub == "" {
-		return -1
-	}
-	if i := strings.Index(s[from:], sub); i >= 0 {
-		return from + i
-	}
-	return -1
-}
-
-func runeCount(s string) int { return utf8.RuneCountInString(s) }

@@ -7,7 +7,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/lorekb/lore/internal/chunk"
 	"github.com/lorekb/lore/internal/db"
@@ -107,6 +109,7 @@ func (a *Vectorize) indexMany(ctx context.Context, ids []int64) (GroupResult, []
 		}
 	}
 	opts := chunk.Options{Size: a.D.Cfg.ChunkSize, Overlap: a.D.Cfg.ChunkOverlap}
+	format := a.D.IndexFormat()
 	var outs []db.VectorizeOutcome
 	// Documents are processed in runs that fill an embedding batch; a run's
 	// documents are finished (stale versions dropped) before the heartbeat
@@ -149,10 +152,25 @@ func (a *Vectorize) indexMany(ctx context.Context, ids []int64) (GroupResult, []
 				return classify(err)
 			}
 		}
-		for _, p := range run {
+		docIDs := make([]int64, len(run))
+		var rows []models.Chunk
+		at := 0 // the run's first chunk in chunks
+		for i, p := range run {
 			if err := store.DeleteStaleVersions(ctx, p.doc.ID, p.doc.ContentVersion); err != nil {
 				return err
 			}
+			if err := dropSurplus(ctx, store, p.doc, chunks[at:at+len(p.pieces)]); err != nil {
+				return err
+			}
+			at += len(p.pieces)
+			docIDs[i] = p.doc.ID
+			rows = append(rows, chunkRows(p.doc, p.pieces, format)...)
+		}
+		// The database's record of the chunks, after the store holds them.
+		if err := a.D.DB.ReplaceChunks(ctx, docIDs, rows); err != nil {
+			return err
+		}
+		for _, p := range run {
 			mark.Done[p.doc.ID] = p.doc.ContentVersion
 			outs = append(outs, db.VectorizeOutcome{ID: p.doc.ID, Version: p.doc.ContentVersion, Chunks: len(p.pieces)})
 		}
@@ -214,6 +232,9 @@ func (a *Vectorize) indexMany(ctx context.Context, ids []int64) (GroupResult, []
 			if err := store.DeleteDocument(ctx, o.ID); err != nil {
 				return res, nil, err
 			}
+			if err := a.D.DB.DeleteDocumentChunks(ctx, o.ID); err != nil {
+				return res, nil, err
+			}
 			res.Missing = append(res.Missing, o.ID)
 		}
 		outs = kept
@@ -223,6 +244,59 @@ func (a *Vectorize) indexMany(ctx context.Context, ids []int64) (GroupResult, []
 		res.Chunks += o.Chunks
 	}
 	return res, outs, nil
+}
+
+// dropSurplus removes chunks of the document's current version beyond the
+// ones just written: a re-index of an unchanged version (after an analyzer or
+// chunking change) can cut fewer chunks than the earlier index, and
+// DeleteStaleVersions only removes other versions. The document had at least
+// chunk_count chunks of some version before, so only a shrink costs a count;
+// the rare surplus is removed by deleting the document and writing its new
+// chunks again (a moment in which the document has no chunks, never a
+// moment in which old and new are mixed).
+func dropSurplus(ctx context.Context, store vector.Store, doc *models.Document, written []vector.Chunk) error {
+	if doc.ChunkCount <= len(written) {
+		return nil
+	}
+	n, err := store.CountDocument(ctx, doc.ID)
+	if err != nil || n <= len(written) {
+		return classify(err)
+	}
+	if err := store.DeleteDocument(ctx, doc.ID); err != nil {
+		return classify(err)
+	}
+	if len(written) == 0 {
+		return nil
+	}
+	return classify(store.Upsert(ctx, written))
+}
+
+// chunkRows are the database rows of a document's pieces, each located in
+// the content (the pieces are trimmed slices of it in order, an overlap
+// prefix repeating the previous piece's end; a piece that is not a verbatim
+// slice, such as a long code block fenced again, gets -1).
+func chunkRows(doc *models.Document, pieces []chunk.Piece, format string) []models.Chunk {
+	rows := make([]models.Chunk, len(pieces))
+	content := doc.Content
+	from, runes := 0, 0 // byte offset where the next piece may start, runes before it
+	for i, p := range pieces {
+		rows[i] = models.Chunk{DocumentID: doc.ID, Version: doc.ContentVersion, Index: p.Index, SiteID: doc.SiteID,
+			Heading: p.Heading, Text: p.Text, Start: -1, End: -1, IndexFormat: format}
+		at := strings.Index(content[from:], p.Text)
+		if p.Text == "" || at < 0 {
+			continue
+		}
+		at += from
+		runes += utf8.RuneCountInString(content[from:at])
+		rows[i].Start = runes
+		rows[i].End = runes + utf8.RuneCountInString(p.Text)
+		// The next piece starts after this one's first rune (its overlap
+		// may repeat this one's end).
+		_, size := utf8.DecodeRuneInString(content[at:])
+		from = at + size
+		runes++
+	}
+	return rows
 }
 
 // embedText is what gets embedded for a chunk: title and heading path give
@@ -250,6 +324,9 @@ func (a *Vectorize) RemoveVectors(ctx context.Context, in DocRef) error {
 	err := a.D.EachVectorStore(ctx, func(s vector.Store) error { return s.DeleteDocument(ctx, in.DocumentID) })
 	if err != nil {
 		return classify(err)
+	}
+	if err := a.D.DB.DeleteDocumentChunks(ctx, in.DocumentID); err != nil {
+		return err
 	}
 	return a.D.DB.ResetVectorStatus(ctx, in.DocumentID)
 }

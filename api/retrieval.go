@@ -17,6 +17,7 @@ import (
 	"github.com/lorekb/lore/activities"
 	"github.com/lorekb/lore/internal/db"
 	"github.com/lorekb/lore/internal/retrieve"
+	"github.com/lorekb/lore/models"
 	"github.com/lorekb/lore/workflows"
 )
 
@@ -42,17 +43,34 @@ type RetrieveRequest struct {
 
 // RetrieveResponse is the ranked chunks, as the chat's search would get them.
 type RetrieveResponse struct {
-	Query  string                      `json:"query"`
-	SiteID int64                       `json:"site_id"`
-	Stages retrieve.Stages             `json:"stages"`
-	Chunks []activities.RetrievedChunk `json:"chunks"`
+	Query  string           `json:"query"`
+	SiteID int64            `json:"site_id"`
+	Stages retrieve.Stages  `json:"stages"`
+	Chunks []RetrievedChunk `json:"chunks"`
+}
+
+// RetrievedChunk is one ranked chunk with the score of every stage (null:
+// the stage did not see it).
+type RetrievedChunk struct {
+	DocumentID int64    `json:"document_id"`
+	Title      string   `json:"title"`
+	ChunkIndex int      `json:"chunk_index"`
+	Version    int64    `json:"content_version"`
+	Heading    string   `json:"heading_path"`
+	Text       string   `json:"text"`
+	Dense      *float64 `json:"dense_score"`
+	Keyword    *float64 `json:"keyword_score"`
+	Fused      float64  `json:"fused_score"`
+	Rerank     *float64 `json:"rerank_score"`
+	Relevance  float64  `json:"relevance"`
+	Score      float64  `json:"score"`
 }
 
 // DocumentChunksResponse is a document's stored chunks in order.
 type DocumentChunksResponse struct {
-	DocumentID     int64                    `json:"document_id"`
-	ContentVersion int64                    `json:"content_version"`
-	Chunks         []activities.StoredChunk `json:"chunks"`
+	DocumentID     int64          `json:"document_id"`
+	ContentVersion int64          `json:"content_version"`
+	Chunks         []models.Chunk `json:"chunks" doc:"every stored chunk (all versions still stored), by version then index; start/end are rune offsets into the content of that version (-1: not a verbatim slice); index_format is the analyzer and chunking that made it"`
 }
 
 func (s *Server) retrievalRoutes() []Route {
@@ -102,25 +120,58 @@ func (s *Server) retrieveTest(c *fiber.Ctx) error {
 	if err := s.inspect(c.UserContext(), workflows.Retrieve, act, &out); err != nil {
 		return err
 	}
-	if out.Chunks == nil {
-		out.Chunks = []activities.RetrievedChunk{}
+	chunks, err := s.rankedChunks(c.UserContext(), out.Chunks)
+	if err != nil {
+		return err
 	}
-	return ok(c, RetrieveResponse{Query: query, SiteID: site.ID, Stages: stages, Chunks: out.Chunks})
+	return ok(c, RetrieveResponse{Query: query, SiteID: site.ID, Stages: stages, Chunks: chunks})
 }
 
+// rankedChunks adds to the workflow's ranked ids what an admin reads: the
+// chunk's text and heading path (its database row, written with the vectors)
+// and the document's title. A chunk whose row is gone (its document was
+// re-indexed or deleted since the search) is left out, as the chat would
+// no longer get it either.
+func (s *Server) rankedChunks(ctx context.Context, ranked []activities.RankedChunk) ([]RetrievedChunk, error) {
+	keys := make([]db.ChunkKey, len(ranked))
+	ids := make([]int64, len(ranked))
+	for i, r := range ranked {
+		keys[i] = db.ChunkKey{DocumentID: r.DocumentID, Version: r.Version, Index: r.ChunkIndex}
+		ids[i] = r.DocumentID
+	}
+	rows, err := s.d.DB.ChunksByKey(ctx, keys)
+	if err != nil {
+		return nil, err
+	}
+	titles, err := s.d.DB.DocumentTitles(ctx, ids)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]RetrievedChunk, 0, len(ranked))
+	for i, r := range ranked {
+		row, found := rows[keys[i]]
+		if !found {
+			continue
+		}
+		out = append(out, RetrievedChunk{DocumentID: r.DocumentID, Title: titles[r.DocumentID], ChunkIndex: r.ChunkIndex,
+			Version: r.Version, Heading: row.Heading, Text: row.Text, Dense: r.Dense, Keyword: r.Keyword, Fused: r.Fused,
+			Rerank: r.Rerank, Relevance: r.Relevance, Score: r.Score})
+	}
+	return out, nil
+}
+
+// documentChunks lists the document's chunk rows: the database keeps them
+// for every vector store backend, so no workflow is needed to read them.
 func (s *Server) documentChunks(c *fiber.Ctx) error {
 	doc, err := s.loadDocument(c, EditorUp)
 	if err != nil {
 		return err
 	}
-	var out []activities.StoredChunk
-	if err := s.inspect(c.UserContext(), workflows.DocumentChunks, activities.ChunksInput{TenantID: doc.TenantID, DocumentID: doc.ID}, &out); err != nil {
+	rows, err := s.d.DB.DocumentChunks(c.UserContext(), doc.ID)
+	if err != nil {
 		return err
 	}
-	if out == nil {
-		out = []activities.StoredChunk{}
-	}
-	return ok(c, DocumentChunksResponse{DocumentID: doc.ID, ContentVersion: doc.ContentVersion, Chunks: out})
+	return ok(c, DocumentChunksResponse{DocumentID: doc.ID, ContentVersion: doc.ContentVersion, Chunks: rows})
 }
 
 // retrievalQuery trims and checks a query: required, at most
@@ -144,7 +195,7 @@ func retrievalQuery(q string) (string, error) {
 	return q, nil
 }
 
-// inspect runs a short read-only workflow (retrieval test, chunk view) and
+// inspect runs a short read-only workflow (the retrieval test) and
 // waits for its result: only workers touch the vector store.
 func (s *Server) inspect(ctx context.Context, wf any, input, out any) error {
 	tc, err := s.temporalClient()

@@ -49,6 +49,8 @@ type app struct {
 	dsn   string
 	env   map[string]string
 	logw  io.Writer // where the process logs (JSON); nil: discarded
+	// restarted: the database was set up by an earlier start (see restart).
+	restarted bool
 }
 
 // newApp starts API and worker on a fresh database of the dialect, with its
@@ -98,7 +100,9 @@ func (a *app) start() {
 	if err := api.Bootstrap(context.Background(), d, io.Discard); err != nil {
 		t.Fatal(err)
 	}
-	a.offsetIDs()
+	if !a.restarted {
+		a.offsetIDs()
+	}
 	a.startWorker()
 	a.srv = api.New(d)
 	r := a.do("POST", "/admin/api/v1/users:login", map[string]string{"email": "admin@e2e.test", "password": "admin-password"}, "")

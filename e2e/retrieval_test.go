@@ -1,9 +1,15 @@
 package e2e
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"testing"
+	"time"
+
+	commonpb "go.temporal.io/api/common/v1"
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/api/workflowservice/v1"
 )
 
 // TestRetrievalTestAndChunkView runs the admins' retrieval test and chunk
@@ -67,6 +73,45 @@ func TestRetrievalTestAndChunkView(t *testing.T) {
 		t.Errorf("missing site: %d %s", r.Status, r.Raw)
 	}
 
+	// The retrieval workflows' histories hold ids and scores, never chunk
+	// text: the handler read the text from the database.
+	tc := a.d.Temporal
+	var runs []string
+	eventually(t, 30*time.Second, "the retrieval workflows listed", func() bool {
+		res, err := tc.ListWorkflow(context.Background(), &workflowservice.ListWorkflowExecutionsRequest{
+			Query: fmt.Sprintf("TaskQueue = '%s' AND WorkflowType = 'Retrieve'", a.queue)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		runs = runs[:0]
+		for _, e := range res.Executions {
+			runs = append(runs, e.Execution.WorkflowId)
+		}
+		return len(runs) >= 3
+	})
+	for _, id := range runs {
+		it := tc.GetWorkflowHistory(context.Background(), id, "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+		for it.HasNext() {
+			ev, err := it.Next()
+			if err != nil {
+				t.Fatal(err)
+			}
+			var results []*commonpb.Payload
+			results = append(results, ev.GetActivityTaskCompletedEventAttributes().GetResult().GetPayloads()...)
+			results = append(results, ev.GetWorkflowExecutionCompletedEventAttributes().GetResult().GetPayloads()...)
+			for _, p := range results {
+				for _, text := range []string{"archive", "installer", "Restoring a backup", "Backups", "Install"} {
+					if strings.Contains(string(p.Data), text) {
+						t.Fatalf("workflow %s history carries document text %q: %s", id, text, p.Data)
+					}
+				}
+			}
+		}
+	}
+
+	// The chunk view reads the database: no workflow, no worker, whatever
+	// the vector store.
+	a.stopWorker()
 	var view struct {
 		ContentVersion int64 `json:"content_version"`
 		Chunks         []struct {
@@ -76,6 +121,7 @@ func TestRetrievalTestAndChunkView(t *testing.T) {
 			Text    string `json:"text"`
 			Start   int    `json:"start"`
 			End     int    `json:"end"`
+			Format  string `json:"index_format"`
 		} `json:"chunks"`
 	}
 	a.admin("GET", fmt.Sprintf("/admin/api/v1/documents/%d/chunks", backup), nil, &view)
@@ -84,7 +130,8 @@ func TestRetrievalTestAndChunkView(t *testing.T) {
 	}
 	content := []rune("# Backups\n\n## Restoring a backup\n\nStop the server, then copy the archive back into the data directory.\n\n## Scheduling\n\nBackups run nightly.\n")
 	for i, c := range view.Chunks {
-		if c.Index != i || c.Version != view.ContentVersion || c.Start < 0 || string(content[c.Start:c.End]) != c.Text {
+		if c.Index != i || c.Version != view.ContentVersion || c.Start < 0 || string(content[c.Start:c.End]) != c.Text ||
+			c.Format != a.d.IndexFormat() {
 			t.Errorf("chunk %d: %+v (content version %d)", i, c, view.ContentVersion)
 		}
 	}

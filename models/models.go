@@ -282,6 +282,29 @@ type Job struct {
 	Title         string    `bun:"title,notnull,default:''" json:"title"`
 }
 
+// Chunk is one indexed chunk of a document version, as the vectorization
+// wrote it to the vector store: the record every backend shares (the
+// embedded store and Milvus alike), so an admin's chunk view and the
+// retrieval test read chunk text here, never through a workflow, and a
+// re-index can tell chunks of an older index format from current ones.
+type Chunk struct {
+	bun.BaseModel `bun:"table:chunks"`
+	DocumentID    int64  `bun:"document_id,pk" json:"document_id"`
+	Version       int64  `bun:"content_version,pk" json:"content_version"`
+	Index         int    `bun:"chunk_index,pk" json:"chunk_index"`
+	SiteID        int64  `bun:"site_id,notnull" json:"site_id"`
+	Heading       string `bun:"heading,notnull,default:''" json:"heading_path"`
+	Text          string `bun:"text,notnull,default:''" json:"text"`
+	// Start and End locate Text in the document's content of Version, in
+	// runes (-1 when the text is not a verbatim slice of it, e.g. a long
+	// code block cut and fenced again).
+	Start int `bun:"start_rune,notnull,default:-1" json:"start"`
+	End   int `bun:"end_rune,notnull,default:-1" json:"end"`
+	// IndexFormat is vector.IndexFormat when the chunk was written: the
+	// analyzer version and chunking that made it.
+	IndexFormat string `bun:"index_format,notnull,default:''" json:"index_format"`
+}
+
 // All lists every model in creation order (used by migrations and tests).
 func All() []any {
 	return []any{
@@ -289,6 +312,6 @@ func All() []any {
 		(*User)(nil), (*UserSite)(nil), (*ViewEvent)(nil),
 		(*ChatSession)(nil), (*ChatMessage)(nil), (*ToolResult)(nil), (*Feedback)(nil),
 		(*SystemConfig)(nil), (*SiteAPIKey)(nil), (*ProcessedMessage)(nil), (*Job)(nil),
-		(*DataSource)(nil), (*ImportItem)(nil),
+		(*DataSource)(nil), (*ImportItem)(nil), (*Chunk)(nil),
 	}
 }

@@ -25,7 +25,6 @@ func register(ctx context.Context, w worker.Worker, d *deps.Deps) error {
 	w.RegisterWorkflow(workflows.Import)
 	w.RegisterActivity(&activities.Import{D: d, Sources: d.DataSource})
 	w.RegisterWorkflow(workflows.Retrieve)
-	w.RegisterWorkflow(workflows.DocumentChunks)
 	w.RegisterActivity(&activities.Vectorize{D: d})
 	w.RegisterActivity(&activities.Sites{D: d})
 	w.RegisterActivity(&activities.Chat{D: d, Hub: d.Hub})

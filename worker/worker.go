@@ -5,6 +5,7 @@ package worker
 import (
 	"context"
 	"sync"
+	"time"
 
 	"github.com/lorekb/lore/internal/deps"
 	"go.temporal.io/sdk/interceptor"
@@ -13,6 +14,7 @@ import (
 
 // Worker is a running Temporal worker of this process.
 type Worker struct {
+	d    *deps.Deps
 	w    worker.Worker
 	done chan struct{}
 	once sync.Once
@@ -31,16 +33,40 @@ func New(ctx context.Context, d *deps.Deps) (*Worker, error) {
 	if err := register(ctx, w, d); err != nil {
 		return nil, err
 	}
-	return &Worker{w: w, done: make(chan struct{})}, nil
+	return &Worker{d: d, w: w, done: make(chan struct{})}, nil
 }
 
-// Run starts polling and blocks until Stop.
+// Run starts polling, asks for the re-index of sites whose index is of
+// another format (ReindexOutdatedSites), and blocks until Stop.
 func (w *Worker) Run() error {
 	if err := w.w.Start(); err != nil {
 		return err
 	}
+	go w.reindexOutdated()
 	<-w.done
 	return nil
+}
+
+// reindexOutdated runs ReindexOutdatedSites once, logging what it started;
+// a failure is logged and retried by the next worker start.
+func (w *Worker) reindexOutdated() {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	go func() {
+		select {
+		case <-w.done:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	ids, err := ReindexOutdatedSites(ctx, w.d)
+	if err != nil {
+		w.d.Log.Error("re-index of sites with an older index format not started", "err", err, "started", ids)
+		return
+	}
+	if len(ids) > 0 {
+		w.d.Log.Info("re-indexing sites with an older index format", "index_format", w.d.IndexFormat(), "jobs", ids)
+	}
 }
 
 // Stop stops polling and waits for running activities to finish.

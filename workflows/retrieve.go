@@ -9,7 +9,7 @@ import (
 	"github.com/lorekb/lore/activities"
 )
 
-// RetrieveID is the workflow ID of one admin retrieval test or chunk view;
+// RetrieveID is the workflow ID of one admin retrieval test;
 // key is unique per request.
 func RetrieveID(key string) string { return "retrieve-" + key }
 
@@ -29,13 +29,5 @@ func Retrieve(ctx workflow.Context, in activities.RetrieveInput) (activities.Ret
 	var a *activities.Chat
 	var out activities.RetrieveOutput
 	err := workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, inspectOptions), a.Retrieve, in).Get(ctx, &out)
-	return out, err
-}
-
-// DocumentChunks lists a document's stored chunks for an editor.
-func DocumentChunks(ctx workflow.Context, in activities.ChunksInput) ([]activities.StoredChunk, error) {
-	var a *activities.Chat
-	var out []activities.StoredChunk
-	err := workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, inspectOptions), a.DocumentChunks, in).Get(ctx, &out)
 	return out, err
 }

@@ -436,11 +436,15 @@ func (d *DB) UpdateDocument(ctx context.Context, id int64, change func(doc *mode
 	return before, after, err
 }
 
-// DeleteDocument deletes a document and returns the deleted row.
+// DeleteDocument deletes a document with its chunk rows and returns the
+// deleted row.
 func (d *DB) DeleteDocument(ctx context.Context, id int64) (*models.Document, error) {
 	doc := new(models.Document)
 	err := d.Tx(ctx, func(ctx context.Context, tx bun.Tx) error {
 		if err := tx.NewSelect().Model(doc).ExcludeColumn("content").Where("id = ?", id).Scan(ctx); err != nil {
+			return err
+		}
+		if _, err := tx.NewDelete().Model((*models.Chunk)(nil)).Where("document_id = ?", id).Exec(ctx); err != nil {
 			return err
 		}
 		_, err := tx.NewDelete().Model((*models.Document)(nil)).Where("id = ?", id).Exec(ctx)

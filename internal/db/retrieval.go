@@ -27,3 +27,18 @@ func (d *DB) DocumentCollections(ctx context.Context, ids []int64) (map[int64]in
 	}
 	return out, Classify(err)
 }
+
+// DocumentTitles returns the title of each of the documents (unknown ids are
+// absent), for showing ranked chunks.
+func (d *DB) DocumentTitles(ctx context.Context, ids []int64) (map[int64]string, error) {
+	out := make(map[int64]string, len(ids))
+	if len(ids) == 0 {
+		return out, nil
+	}
+	var rows []models.Document
+	err := d.NewSelect().Model(&rows).Column("id", "title").Where("id IN (?)", bun.In(ids)).Scan(ctx)
+	for _, r := range rows {
+		out[r.ID] = r.Title
+	}
+	return out, Classify(err)
+}

@@ -272,7 +272,7 @@ func (d *DB) MarkSiteDeleting(ctx context.Context, siteID int64) error {
 }
 
 // DeleteSiteDocuments deletes up to batch documents of the site together with
-// their view events, in one transaction, and returns how many documents it
+// their view events and chunk rows, in one transaction, and returns how many documents it
 // deleted; 0 means none are left. batch <= 0 deletes all of them. Calling it
 // again after a failure is safe, so a workflow can loop on it.
 func (d *DB) DeleteSiteDocuments(ctx context.Context, siteID int64, batch int) (int, error) {
@@ -287,8 +287,10 @@ func (d *DB) DeleteSiteDocuments(ctx context.Context, siteID int64, batch int) (
 
 func deleteSiteDocuments(ctx context.Context, db bun.IDB, siteID int64, batch int) (int, error) {
 	if batch <= 0 {
-		if _, err := db.NewDelete().Model((*models.ViewEvent)(nil)).Where("site_id = ?", siteID).Exec(ctx); err != nil {
-			return 0, err
+		for _, m := range []any{(*models.ViewEvent)(nil), (*models.Chunk)(nil)} {
+			if _, err := db.NewDelete().Model(m).Where("site_id = ?", siteID).Exec(ctx); err != nil {
+				return 0, err
+			}
 		}
 		res, err := db.NewDelete().Model((*models.Document)(nil)).Where("site_id = ?", siteID).Exec(ctx)
 		if err != nil {
@@ -303,8 +305,10 @@ func deleteSiteDocuments(ctx context.Context, db bun.IDB, siteID int64, batch in
 	if err != nil || len(ids) == 0 {
 		return 0, err
 	}
-	if _, err := db.NewDelete().Model((*models.ViewEvent)(nil)).Where("document_id IN (?)", bun.In(ids)).Exec(ctx); err != nil {
-		return 0, err
+	for _, m := range []any{(*models.ViewEvent)(nil), (*models.Chunk)(nil)} {
+		if _, err := db.NewDelete().Model(m).Where("document_id IN (?)", bun.In(ids)).Exec(ctx); err != nil {
+			return 0, err
+		}
 	}
 	res, err := db.NewDelete().Model((*models.Document)(nil)).Where("id IN (?)", bun.In(ids)).Exec(ctx)
 	if err != nil {
@@ -379,7 +383,7 @@ func deleteSiteRow(ctx context.Context, db bun.IDB, siteID int64) (bool, error) 
 }
 
 // DeleteSiteCascade removes a site and everything under it in one
-// transaction: documents and their view events, collections, chat sessions
+// transaction: documents and their view events and chunk rows, collections, chat sessions
 // with their messages, tool results and feedback, API keys, user assignments
 // and the site row. A missing site is ErrNotFound. Vectors of the documents
 // live outside the database and are not touched here.

@@ -96,6 +96,10 @@ func (d *Deps) localVectorDir(dim int) string {
 	return filepath.Join(d.Cfg.DataDir, "vectors", fmt.Sprintf("dim%d", dim))
 }
 
+// IndexFormat is the format chunks are written in with this configuration
+// (vector.IndexFormat of the analyzer and LORE_CHUNK_SIZE/OVERLAP).
+func (d *Deps) IndexFormat() string { return vector.IndexFormat(d.Cfg.ChunkSize, d.Cfg.ChunkOverlap) }
+
 // TenantVectors returns the tenant's embedder and the matching vector store.
 func (d *Deps) TenantVectors(ctx context.Context, tenantID int64) (embed.Embedder, vector.Store, error) {
 	e, err := d.Embedder(ctx, tenantID)

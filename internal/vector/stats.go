@@ -51,11 +51,3 @@ func EachFieldTerm(title, heading, text string, emit func(term string, weight in
 	analyze.Each(heading, func(t string) { emit(t, LeafHeadingWeight) })
 	analyze.Each(text, one)
 }
-
-// ChunkLister is implemented by stores that can list a document's stored
-// chunks, for the admins' chunk view. It is optional.
-type ChunkLister interface {
-	// DocumentChunks returns every stored chunk of the document (all
-	// versions), ordered by version, then index, without vectors.
-	DocumentChunks(ctx context.Context, documentID int64) ([]Hit, error)
-}

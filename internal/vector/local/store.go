@@ -26,7 +26,6 @@ import (
 	"math"
 	"os"
 	"path/filepath"
-	"sort"
 	"sync"
 
 	"github.com/lorekb/lore/internal/vector"
@@ -65,7 +64,6 @@ type Store struct {
 var (
 	_ vector.Store       = (*Store)(nil)
 	_ vector.StatsSource = (*Store)(nil)
-	_ vector.ChunkLister = (*Store)(nil)
 )
 
 // Open opens the store in dir, creating the directory and an empty store if
@@ -374,29 +372,6 @@ func (s *Store) KeywordStats(ctx context.Context, siteID int64, terms []string) 
 		return vector.KeywordStats{DocFreq: map[string]int{}}, nil
 	}
 	return st.kw.stats(terms), nil
-}
-
-// DocumentChunks implements vector.ChunkLister.
-func (s *Store) DocumentChunks(ctx context.Context, documentID int64) ([]vector.Hit, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	if s.closed {
-		return nil, vector.ErrClosed
-	}
-	out := make([]vector.Hit, 0, len(s.byDoc[documentID]))
-	for _, r := range s.byDoc[documentID] {
-		out = append(out, r.hit(0))
-	}
-	sort.Slice(out, func(i, j int) bool {
-		if out[i].Version != out[j].Version {
-			return out[i].Version < out[j].Version
-		}
-		return out[i].ChunkIndex < out[j].ChunkIndex
-	})
-	return out, nil
 }
 
 // CountDocument returns the number of chunks stored for the document.

@@ -1,0 +1,22 @@
+package vector
+
+import (
+	"fmt"
+
+	"github.com/lorekb/lore/internal/analyze"
+)
+
+// FieldsRevision is bumped when what a chunk's index entry is made of
+// changes in a way IndexFormat does not otherwise show (the fields embedded
+// or indexed, their order).
+const FieldsRevision = 1
+
+// IndexFormat names what a site's chunks are made of: the analyzer's rules
+// (analyze.Version), the indexed fields and their weights, and the chunking
+// (size and overlap in runes). Every chunk is recorded with the format it was
+// written in (models.Chunk); a worker that starts with another format
+// re-indexes the sites holding older chunks, so terms, vectors and cuts of
+// two formats are not left mixed in one index.
+func IndexFormat(chunkSize, chunkOverlap int) string {
+	return fmt.Sprintf("a%d.f%d.h%d.c%d+%d", analyze.Version, FieldsRevision, LeafHeadingWeight, chunkSize, chunkOverlap)
+}
