@@ -57,5 +57,15 @@ for _ in $(seq 1 300); do
   kill -0 $server 2>/dev/null || { echo "temporal-pg: server exited" >&2; exit 1; }
   sleep 0.2
 done
+# A new namespace reaches the frontend's namespace cache only at its next
+# refresh (up to 10 s): wait until a call that goes through it answers (the
+# search attribute list is what `lore temporal setup` reads first).
+for _ in $(seq 1 300); do
+  if "$TEMPORAL_CLI" operator search-attribute list --address "$addr" --namespace "$TEMPORAL_NAMESPACE" >/dev/null 2>&1; then
+    break
+  fi
+  kill -0 $server 2>/dev/null || { echo "temporal-pg: server exited" >&2; exit 1; }
+  sleep 0.2
+done
 echo "temporal-pg ready on $addr (namespace $TEMPORAL_NAMESPACE, $TEMPORAL_SHARDS history shards, pprof on 127.0.0.1:$((b+8)))"
 wait $server

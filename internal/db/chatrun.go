@@ -2,6 +2,7 @@ package db
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/lorekb/lore/models"
 	"github.com/uptrace/bun"
+	"github.com/uptrace/bun/dialect/feature"
 )
 
 // ErrNotOwner is returned when a thread belongs to another member or site.
@@ -97,7 +99,7 @@ func (d *DB) StartTurn(ctx context.Context, in BeginTurn) (*TurnStart, error) {
 		} else if _, err := tx.NewInsert().Model(s).Exec(ctx); err != nil {
 			return err
 		}
-		if err := insertEach(ctx, tx, rows, ""); err != nil {
+		if err := insertRows(ctx, tx, rows, ""); err != nil {
 			return err
 		}
 		out = TurnStart{Session: s, Turn: s.TurnCount, SourceOffset: s.SourceOffset}
@@ -198,9 +200,9 @@ func (d *DB) PersistTurn(ctx context.Context, threadID string, turn int, rows []
 		}
 		if err := tx.NewRaw(`SELECT
   (SELECT COUNT(*) FROM chat_sessions WHERE thread_id = ?) AS sessions,
-  (SELECT COUNT(*) FROM chat_messages WHERE thread_id = ? AND turn = ? AND role <> 'user') AS existing,
+  (SELECT COUNT(*) FROM chat_messages WHERE thread_id = ? AND turn = ? AND position >= ?) AS existing,
   (SELECT COUNT(*) FROM chat_messages WHERE thread_id = ? AND message_seq IS NOT NULL) AS seq`,
-			threadID, threadID, turn, threadID).Scan(ctx, &st); err != nil {
+			threadID, threadID, turn, pos, threadID).Scan(ctx, &st); err != nil {
 			return err
 		}
 		if st.Sessions == 0 {
@@ -226,19 +228,23 @@ func (d *DB) PersistTurn(ctx context.Context, threadID string, turn int, rows []
 			}
 			msgs = append(msgs, m)
 		}
-		if err := insertEach(ctx, tx, msgs, "CONFLICT (chat_message_id) DO NOTHING"); err != nil {
+		if err := insertRows(ctx, tx, msgs, "CONFLICT (chat_message_id) DO NOTHING"); err != nil {
 			return err
 		}
-		if err := tx.NewSelect().Model((*models.ChatMessage)(nil)).ColumnExpr("COUNT(*)").
-			Where("thread_id = ?", threadID).Scan(ctx, &count); err != nil {
-			return err
-		}
-		q := tx.NewUpdate().Model((*models.ChatSession)(nil)).Set("message_count = ?", count).
-			Set("source_offset = ?", sourceOffset).Set("updated_at = ?", now).Where("thread_id = ?", threadID)
+		// The count is recomputed and returned by the update itself: one
+		// round trip instead of a count and an update.
+		q := tx.NewUpdate().Model((*models.ChatSession)(nil)).
+			Set("message_count = (SELECT COUNT(*) FROM chat_messages WHERE thread_id = ?)", threadID).
+			Set("source_offset = ?", sourceOffset).Set("updated_at = ?", now).Where("thread_id = ?", threadID).
+			Returning("message_count")
 		if last != "" {
 			q = q.Set("last_message = ?", truncRunes(last, 200)).Set("last_message_role = 'assistant'")
 		}
-		_, err := q.Exec(ctx)
+		err := q.Scan(ctx, &count)
+		if errors.Is(err, sql.ErrNoRows) {
+			count = -1 // the session went between the check and the update
+			return nil
+		}
 		return err
 	})
 	if err != nil {
@@ -293,10 +299,23 @@ func (d *DB) SearchableDocuments(ctx context.Context, siteID int64, ids []int64)
 	return out, Classify(err)
 }
 
-// insertEach inserts rows one at a time. bun's multi-row INSERT on SQLite
-// leaves out, for every row, a column with a `default:` tag whose value is
-// zero in the first row, so mixed rows must not be inserted in one statement.
-func insertEach[T any](ctx context.Context, db bun.IDB, rows []T, on string) error {
+// insertRows inserts rows in one statement where the dialect writes DEFAULT
+// for a zero value with a `default:` tag (PostgreSQL), else one at a time:
+// bun's multi-row INSERT on SQLite leaves out, for every row, a column with a
+// `default:` tag whose value is zero in the first row, so mixed rows must not
+// be inserted in one statement there.
+func insertRows[T any](ctx context.Context, db bun.IDB, rows []T, on string) error {
+	if len(rows) == 0 {
+		return nil
+	}
+	if db.Dialect().Features().Has(feature.DefaultPlaceholder) {
+		q := db.NewInsert().Model(&rows)
+		if on != "" {
+			q = q.On(on)
+		}
+		_, err := q.Exec(ctx)
+		return err
+	}
 	for i := range rows {
 		q := db.NewInsert().Model(&rows[i])
 		if on != "" {

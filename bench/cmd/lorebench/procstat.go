@@ -5,6 +5,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 )
 
@@ -48,6 +49,16 @@ func treeCPU(pid int) time.Duration {
 	}
 	walk(pid)
 	return total
+}
+
+// selfCPU returns the CPU time (user + system) used so far by this process
+// alone (the load generator and the scripted model), not its children.
+func selfCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // procStatus returns a field of /proc/<pid>/status (e.g. VmHWM, VmRSS).

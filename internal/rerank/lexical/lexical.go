@@ -98,12 +98,8 @@ func ScoreFields(query string, docs []Doc, st *vector.KeywordStats) []float64 {
 	bags := make([]bag, len(docs))
 	totalLen := 0
 	for i, d := range docs {
-		b := bag{tf: make(map[string]int)}
-		vector.EachFieldTerm(d.Title, d.Heading, d.Text, func(t string, w int) {
-			b.tf[t] += w
-			b.len += w
-		})
-		b.text = analyze.Terms(d.Text)
+		var b bag
+		b.tf, b.len, b.text = fieldBag(d)
 		bags[i] = b
 		totalLen += b.len
 	}
@@ -225,4 +221,24 @@ outer:
 		return true
 	}
 	return false
+}
+
+// fieldBag returns the weighted term counts of d (as vector.EachFieldTerm
+// counts them for the keyword index), their total and the terms of its text
+// in order. The text is analyzed once: its terms, needed in order for the
+// phrase and proximity bonuses, also count in the bag with weight 1 (what
+// EachFieldTerm gives text terms; TestFieldBagMatchesIndex holds the two
+// together). The text is most of a chunk, and analyzing it twice was most
+// of a rerank's CPU.
+func fieldBag(d Doc) (tf map[string]int, n int, text []string) {
+	text = analyze.Terms(d.Text)
+	tf = make(map[string]int, len(text))
+	vector.EachFieldTerm(d.Title, d.Heading, "", func(t string, w int) {
+		tf[t] += w
+		n += w
+	})
+	for _, t := range text {
+		tf[t]++
+	}
+	return tf, n + len(text), text
 }

@@ -1,0 +1,100 @@
+package db_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/lorekb/lore/internal/db"
+	"github.com/lorekb/lore/internal/db/dbtest"
+	"github.com/lorekb/lore/models"
+)
+
+// A turn's rows differ in which columns hold their defaults (a tool-call row
+// has no content, a tool row no tool_calls, only the final row sources), and
+// PostgreSQL inserts them in one statement: every row must keep its own
+// values, the count must come back from the session update, and a retry or
+// a deleted session must write nothing.
+func TestStartAndPersistTurnRows(t *testing.T) {
+	dbtest.Each(t, func(t *testing.T, d *db.DB) {
+		ctx := context.Background()
+		tid, err := d.EnsureDefaultTenant(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		site := chatTestSite(t, d, tid, "persist", false)
+		ts, err := d.StartTurn(ctx, db.BeginTurn{ThreadID: "th-persist", TenantID: tid, SiteID: site, MemberID: "m1",
+			Source: "web", UserText: "what is a stream?", New: true,
+			History: []db.HistoryMessage{{Role: "user", Content: "hi"}, {Role: "assistant", Content: ""}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ts.Turn != 1 || ts.Session.MessageCount != 3 {
+			t.Fatalf("turn %d, count %d; want 1, 3", ts.Turn, ts.Session.MessageCount)
+		}
+		rows := []db.TurnRow{
+			{Role: "assistant", ToolCalls: `[{"id":"c1"}]`},
+			{Role: "tool", Content: "result", ToolCallID: "c1", ElapsedMS: 7},
+			{Role: "assistant", Content: "A stream is…", Sources: `[{"id":1}]`, Extra: `{"k":1}`, ElapsedMS: 900},
+		}
+		n, err := d.PersistTurn(ctx, "th-persist", 1, rows, 4)
+		if err != nil || n != 6 {
+			t.Fatalf("PersistTurn = %d, %v; want 6", n, err)
+		}
+		var got []models.ChatMessage
+		if err := d.NewSelect().Model(&got).Where("thread_id = ?", "th-persist").Order("position").Scan(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if len(got) != 6 {
+			t.Fatalf("%d rows, want 6", len(got))
+		}
+		hist, user, call, tool, final := got[1], got[2], got[3], got[4], got[5]
+		if hist.Content != "" || user.Role != "user" || user.Content != "what is a stream?" {
+			t.Errorf("user side: %+v / %+v", hist, user)
+		}
+		if call.Content != "" || call.ToolCalls != `[{"id":"c1"}]` || call.MessageSeq != nil || call.Sources != "" || call.Extra != "{}" {
+			t.Errorf("tool-call row: %+v", call)
+		}
+		if tool.Content != "result" || tool.ToolCallID != "c1" || tool.ToolCalls != "[]" || tool.ElapsedMS != 7 || tool.MessageSeq != nil {
+			t.Errorf("tool row: %+v", tool)
+		}
+		if final.Content != "A stream is…" || final.Sources != `[{"id":1}]` || final.Extra != `{"k":1}` || final.ElapsedMS != 900 ||
+			final.MessageSeq == nil || *final.MessageSeq != 0 || final.ToolCalls != "[]" {
+			t.Errorf("final row: %+v", final)
+		}
+		s, err := d.ChatSessionByThread(ctx, "th-persist")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s.MessageCount != 6 || s.SourceOffset != 4 || s.LastMessage != "A stream is…" || s.LastMessageRole != "assistant" {
+			t.Errorf("session after persist: count %d offset %d last %q/%q", s.MessageCount, s.SourceOffset, s.LastMessage, s.LastMessageRole)
+		}
+		// A retried activity: nothing twice.
+		if n, err := d.PersistTurn(ctx, "th-persist", 1, rows, 4); err != nil || n != -1 {
+			t.Fatalf("retry = %d, %v; want -1", n, err)
+		}
+		if c := chatRowCount(t, d, (*models.ChatMessage)(nil), "thread_id = ?", "th-persist"); c != 6 {
+			t.Fatalf("%d rows after the retry, want 6", c)
+		}
+		// The next turn numbers its answer after the first.
+		if _, err := d.StartTurn(ctx, db.BeginTurn{ThreadID: "th-persist", TenantID: tid, SiteID: site, MemberID: "m1", Source: "web", UserText: "more"}); err != nil {
+			t.Fatal(err)
+		}
+		if n, err := d.PersistTurn(ctx, "th-persist", 2, rows[2:], 5); err != nil || n != 8 {
+			t.Fatalf("turn 2 = %d, %v; want 8", n, err)
+		}
+		var seq []models.ChatMessage
+		if err := d.NewSelect().Model(&seq).Where("thread_id = ? AND message_seq IS NOT NULL", "th-persist").Order("position").Scan(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if len(seq) != 2 || *seq[1].MessageSeq != 1 {
+			t.Errorf("message_seq of the answers: %+v", seq)
+		}
+		// A session deleted while the turn ran: nothing stored.
+		if _, err := d.NewDelete().Model((*models.ChatSession)(nil)).Where("thread_id = ?", "th-persist").Exec(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if n, err := d.PersistTurn(ctx, "th-persist", 3, rows, 6); err != nil || n != -1 {
+			t.Fatalf("deleted session = %d, %v; want -1", n, err)
+		}
+	})
+}
