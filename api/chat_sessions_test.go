@@ -205,7 +205,7 @@ func TestChatSessionGet(t *testing.T) {
 			Where("id = ?", off).Exec(context.Background()); err != nil {
 			t.Fatal(err)
 		}
-		h.s.invalidateSiteCache(context.Background())
+		h.siteWritten(off)
 
 		var s ChatSessionResponse
 		h.must(200, "GET", chatPath+"/sessions/t1", nil, "").into(t, &s)

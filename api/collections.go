@@ -235,7 +235,6 @@ func (s *Server) updateCollection(c *fiber.Ctx) error {
 	if err != nil {
 		return treeError(err)
 	}
-	s.forgetDocuments() // document paths below it may have changed
 	return ok(c, collectionResponse(out))
 }
 
@@ -259,7 +258,6 @@ func (s *Server) moveCollection(c *fiber.Ctx) error {
 	if err != nil {
 		return treeError(err)
 	}
-	s.forgetDocuments() // document paths below it changed
 	return ok(c, collectionResponse(out))
 }
 

@@ -43,7 +43,7 @@ func kbSetSite(h *harness, siteID int64, set string, arg any) {
 		h.t.Fatal(err)
 	}
 	// As an admin write through this server would: its copies of the row go.
-	h.s.invalidateSiteCache(context.Background())
+	h.siteWritten(siteID)
 }
 
 // kbCollection creates a collection through the API.

@@ -356,7 +356,6 @@ func (s *Server) updateDocument(c *fiber.Ctx) error {
 		return treeError(err)
 	}
 	s.afterSave(c, before, after, vectorize)
-	s.forgetDocuments(doc.ID)
 	return s.respondDetail(c, doc.ID, false)
 }
 
@@ -372,7 +371,6 @@ func (s *Server) deleteDocument(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	s.forgetDocuments(deleted.ID)
 	if err := s.afterDocumentDelete(c, deleted); err != nil {
 		s.log.Warn("after document delete hook failed", "document_id", deleted.ID, "err", err,
 			"request_id", c.Locals(requestIDKey))
@@ -411,7 +409,7 @@ func (s *Server) listDocumentsClient(c *fiber.Ctx) error {
 		f.NoPasswordSites = true
 	}
 	key := msgSuccess(c) + "?" + string(c.Request().URI().QueryString())
-	if body, ok := s.docs.lists.get(key); ok {
+	if body, ok := s.cache.Lists.Get(key); ok {
 		c.Type("json")
 		return c.Send(body)
 	}
@@ -433,7 +431,7 @@ func (s *Server) listDocumentsClient(c *fiber.Ctx) error {
 	if err := paged(c, out, total, q.PageQuery); err != nil {
 		return err
 	}
-	s.docs.lists.put(key, append([]byte(nil), c.Response().Body()...))
+	s.cache.Lists.Add(key, append([]byte(nil), c.Response().Body()...))
 	return nil
 }
 

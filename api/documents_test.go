@@ -1,7 +1,6 @@
 package api
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -484,53 +483,6 @@ func TestDocumentViewCountingConcurrent(t *testing.T) {
 			t.Fatal(err)
 		}
 	})
-}
-
-func TestDocCacheBoundsAndGenerations(t *testing.T) {
-	c := newDocCache(time.Hour, 32*1024)
-	body := strings.Repeat("x", 400)
-	doc := func(id int64) DocumentResponse { return DocumentResponse{ID: id, Content: &body} }
-	_, _, hit, gen := c.get(1)
-	if hit {
-		t.Fatal("hit on empty cache")
-	}
-	c.put(gen, doc(1))
-	if d, b, hit, _ := c.get(1); !hit || d.ID != 1 {
-		t.Fatal("miss after put")
-	} else if d.Content != nil || !bytes.Contains(b.tail, []byte(body)) && !bytes.Contains(b.head, []byte(body)) {
-		// The content is held once: in the encoded body.
-		t.Fatalf("cached entry: content %v, body without the content", d.Content != nil)
-	}
-	// A fill that started before an invalidation is not stored.
-	_, _, _, gen = c.get(2)
-	c.forget(99)
-	c.put(gen, doc(2))
-	if _, _, hit, _ := c.get(2); hit {
-		t.Fatal("stale fill was stored")
-	}
-	// The byte bound evicts least recently used entries.
-	for id := int64(10); id < 100; id++ {
-		_, _, _, g := c.get(id)
-		c.put(g, doc(id))
-	}
-	if c.size > c.max || len(c.items) >= 90 {
-		t.Fatalf("size %d of %d, %d entries", c.size, c.max, len(c.items))
-	}
-	if _, _, hit, _ := c.get(99); !hit {
-		t.Fatal("newest entry evicted")
-	}
-	c.clear()
-	if _, _, hit, _ := c.get(99); hit || c.size != 0 {
-		t.Fatal("clear left entries")
-	}
-	// Expired entries are misses.
-	c = newDocCache(time.Nanosecond, 1<<20)
-	_, _, _, gen = c.get(1)
-	c.put(gen, doc(1))
-	time.Sleep(time.Millisecond)
-	if _, _, hit, _ := c.get(1); hit {
-		t.Fatal("expired entry served")
-	}
 }
 
 func TestReadingTime(t *testing.T) {

@@ -173,7 +173,6 @@ func (s *Server) patchEEConfig(c *fiber.Ctx) error {
 				}
 				return err
 			}
-			s.invalidateSiteCache(ctx, st)
 			if st, err = visibleSite(s.d.DB.GetSite(ctx, st.ID)); err != nil {
 				return err
 			}
@@ -256,6 +255,5 @@ func (s *Server) patchAPIBot(c *fiber.Ctx, st *models.Site, enabled *bool, apiKe
 		}
 		return "", err
 	}
-	s.invalidateSiteCache(ctx, st)
 	return newKey, nil
 }

@@ -21,9 +21,9 @@ import (
 	"github.com/google/uuid"
 	"github.com/lorekb/lore/internal/deps"
 	"github.com/lorekb/lore/internal/memo"
+	"github.com/lorekb/lore/internal/readcache"
 	"github.com/lorekb/lore/internal/streamhub"
 	"github.com/lorekb/lore/internal/telemetry"
-	"github.com/lorekb/lore/models"
 )
 
 const requestIDKey = "request_id"
@@ -37,10 +37,11 @@ type Server struct {
 	d      *deps.Deps
 	log    *slog.Logger
 	routes []Route
-	docs   *docState      // view recorder and client document detail cache
-	hub    *streamhub.Hub // chat events from a worker in this process (nil: log only)
-	// siteRows backs the client site check (see siteRowTTL).
-	siteRows memo.TTL[int64, *models.Site]
+	docs   *docState // view recorder of the client document details
+	// cache holds the read caches (document details and lists, site rows
+	// and bodies); the database's writes invalidate them.
+	cache *readcache.Cache[docEntry]
+	hub   *streamhub.Hub // chat events from a worker in this process (nil: log only)
 	// tenantSlugs maps the tenant_slug of client reads to tenant ids (0:
 	// none), see tenantSlugTTL.
 	tenantSlugs memo.TTL[string, int64]
@@ -54,7 +55,7 @@ type Server struct {
 // New builds the server and mounts every route.
 func New(d *deps.Deps) *Server {
 	s := &Server{d: d, log: d.Log, docs: newDocState(), corsPolicy: newCORSPolicy(d.Cfg.CORSOrigins)}
-	s.siteRows = memo.TTL[int64, *models.Site]{Keep: siteRowTTL, Max: 10000}
+	s.cache = readcache.New(d.DB, d.Cache, d.Log, docEntrySize)
 	s.tenantSlugs = memo.TTL[string, int64]{Keep: tenantSlugTTL, Max: 10000}
 	if d.Cfg.RunWorker {
 		s.hub = d.Hub

@@ -13,6 +13,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 	"github.com/golang-jwt/jwt/v5"
 	"github.com/lorekb/lore/internal/db"
+	"github.com/lorekb/lore/internal/readcache"
 	"github.com/lorekb/lore/models"
 	"golang.org/x/crypto/bcrypt"
 )
@@ -139,7 +140,6 @@ func (s *Server) writeSiteAccess(c *fiber.Ctx, st *models.Site, write func() err
 		}
 		return err
 	}
-	s.invalidateSiteCache(c.UserContext(), st)
 	fresh, err := visibleSite(s.d.DB.GetSite(c.UserContext(), st.ID))
 	if err != nil {
 		return err
@@ -336,17 +336,14 @@ func loadScoped[T any](c *fiber.Ctx, need Perm, what string, get func(context.Co
 }
 
 // siteRowTTL bounds how old a site row the client visibility and access
-// check may use. Every client read of a document, tree or chat checks its
-// site (status, deletion, password); at thousands of reads a second the row
-// is read from memory. A change through this process (admin update, delete,
-// password) drops the copy at once (invalidateSiteCache); a change made
-// through another API process shows within this long.
-const siteRowTTL = time.Second
+// check may use (readcache.SiteRowTTL): a change made through another API
+// process shows within this long.
+const siteRowTTL = readcache.SiteRowTTL
 
-// siteRow reads a site for the client check through s.siteRows (a missing
+// siteRow reads a site for the client check through s.cache.SiteRows (a missing
 // site is kept as nil) and returns a copy the caller may change.
 func (s *Server) siteRow(ctx context.Context, id int64) (*models.Site, error) {
-	site, err := s.siteRows.Get(id, func() (*models.Site, error) {
+	site, err := s.cache.SiteRows.Get(id, func() (*models.Site, error) {
 		site, err := s.d.DB.GetSite(ctx, id)
 		if errors.Is(err, db.ErrNotFound) {
 			return nil, nil

@@ -27,7 +27,7 @@ func saSetSite(h *harness, id int64, set string, arg any) {
 		h.t.Fatal(err)
 	}
 	// As an admin write through this server would: its copies of the row go.
-	h.s.invalidateSiteCache(context.Background())
+	h.siteWritten(id)
 }
 
 // saToken exchanges a site password for an access token.

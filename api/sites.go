@@ -374,7 +374,6 @@ func (s *Server) updateSite(c *fiber.Ctx) error {
 	if err := bindJSON(c, &in); err != nil {
 		return err
 	}
-	before := *st
 	if in.Name != nil {
 		if st.Name, err = normName(*in.Name); err != nil {
 			return err
@@ -431,7 +430,6 @@ func (s *Server) updateSite(c *fiber.Ctx) error {
 		}
 		return conflictFromDB(err, st)
 	}
-	s.invalidateSiteCache(c.UserContext(), &before, st)
 	return s.sendSite(c, st, http.StatusOK)
 }
 
@@ -448,7 +446,6 @@ func (s *Server) deleteSite(c *fiber.Ctx) error {
 			}
 			return err
 		}
-		s.invalidateSiteCache(c.UserContext(), st)
 		return ok(c, SiteDeleted{Message: "Site deleted"})
 	}
 	// The site disappears from both APIs at once; the DeleteSite workflow then
@@ -457,7 +454,6 @@ func (s *Server) deleteSite(c *fiber.Ctx) error {
 	if err := s.d.DB.MarkSiteDeleting(c.UserContext(), st.ID); err != nil {
 		return err
 	}
-	s.invalidateSiteCache(c.UserContext(), st)
 	jobID, err := s.startJob(c, jobStart{id: workflows.DeleteSiteID(st.ID), wf: workflows.DeleteSite,
 		input: workflows.DeleteSiteInput{SiteID: st.ID, TenantID: st.TenantID},
 		meta: workflows.JobMeta{Kind: JobDeleteSite, TenantID: st.TenantID, SiteID: st.ID,

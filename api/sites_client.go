@@ -6,11 +6,10 @@ import (
 	"errors"
 	"strconv"
 	"strings"
-	"sync/atomic"
-	"time"
 
 	"github.com/gofiber/fiber/v2"
 	"github.com/lorekb/lore/internal/db"
+	"github.com/lorekb/lore/internal/readcache"
 	"github.com/lorekb/lore/models"
 )
 
@@ -47,69 +46,11 @@ func (s *Server) clientListSites(c *fiber.Ctx) error {
 
 // Client site detail cache. A detail read is the landing request of every
 // site page, so the whole encoded response body is cached per lookup key and
-// per envelope language and sent as is on a hit: no query, no encoding.
-//
-// Keys are "site|<kind>|<value>|<msg>", kind being id, slug or domain and msg
-// the envelope's success message (the body differs by Accept-Language);
-// requests whose message is not in siteCacheMsgs bypass the cache so that
-// invalidation always knows every key of a site.
-var siteCacheMsgs = []string{"Success", "成功"}
-
-// siteWriteEpoch is bumped after every committed site write. A reader that
-// loaded the site before a concurrent write finished sees the epoch move and
-// does not store its (possibly stale) body.
-var siteWriteEpoch atomic.Int64
-
-func siteCacheKey(kind, value, msg string) string {
-	return "site|" + kind + "|" + value + "|" + msg
-}
-
-func cacheableMsg(msg string) bool {
-	for _, m := range siteCacheMsgs {
-		if m == msg {
-			return true
-		}
-	}
-	return false
-}
-
-// siteCacheKeys lists every client cache key that may hold a site.
-func siteCacheKeys(sites ...*models.Site) []string {
-	var keys []string
-	for _, st := range sites {
-		if st == nil {
-			continue
-		}
-		for _, m := range siteCacheMsgs {
-			keys = append(keys, siteCacheKey("id", strconv.FormatInt(st.ID, 10), m), siteCacheKey("slug", st.Slug, m))
-			if st.Domain != nil {
-				keys = append(keys, siteCacheKey("domain", *st.Domain, m))
-			}
-		}
-	}
-	return keys
-}
-
-// invalidateSiteCache drops the cached client details of the given site
-// versions (pass the old and the new version after an update, so the old slug
-// and domain are dropped too). Any handler that changes what the client
-// detail shows (site fields, the access password) must call it after its
-// write commits. The keys are deleted again a little later to catch a reader
-// of another instance that loaded the old row just before the commit.
-func (s *Server) invalidateSiteCache(ctx context.Context, sites ...*models.Site) {
-	siteWriteEpoch.Add(1)
-	s.siteRows.Clear()
-	s.docs.lists.clear() // lists embed site names and hide inactive sites
-	keys := siteCacheKeys(sites...)
-	if err := s.d.Cache.Delete(ctx, keys...); err != nil {
-		s.log.Warn("site cache invalidation failed", "err", err, "keys", keys)
-	}
-	time.AfterFunc(2*time.Second, func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		_ = s.d.Cache.Delete(ctx, keys...)
-	})
-}
+// per envelope language (readcache.SiteKey) and sent as is on a hit: no
+// query, no encoding. Requests whose message is not cached
+// (readcache.CacheableMsg) bypass the cache, so that invalidation, which the
+// database's site writes trigger (readcache.Cache.Changed), knows every key
+// of a site.
 
 // clientSiteDetail serves one cached client lookup: kind and value name the
 // cache key, load reads the site on a miss. The tenant filter of the query
@@ -129,14 +70,10 @@ func (s *Server) clientSiteDetail(c *fiber.Ctx, kind, value string, load func(ct
 		return NotFound("site")
 	}
 	msg := msgSuccess(c)
-	useCache := cacheableMsg(msg)
-	key := siteCacheKey(kind, value, msg)
+	useCache := readcache.CacheableMsg(msg)
+	key := readcache.SiteKey(kind, value, msg)
 	if useCache {
-		b, hit, err := s.d.Cache.Get(ctx, key)
-		if err != nil {
-			s.log.Warn("site cache read failed", "err", err, "key", key)
-		}
-		if hit {
+		if b, hit := s.cache.SiteBody(ctx, key); hit {
 			// Only a tenant filter needs the body's tenant (parsing it is
 			// most of what a hit would cost).
 			if tenant.id != 0 && envelopedTenant(b) != tenant.id {
@@ -146,7 +83,7 @@ func (s *Server) clientSiteDetail(c *fiber.Ctx, kind, value string, load func(ct
 			return c.Send(b)
 		}
 	}
-	epoch := siteWriteEpoch.Load()
+	epoch := s.cache.SiteEpoch()
 	st, err := load(ctx)
 	if errors.Is(err, db.ErrNotFound) || (err == nil && (st.Deleting || st.Status != models.SiteActive)) {
 		return NotFound("site")
@@ -162,10 +99,8 @@ func (s *Server) clientSiteDetail(c *fiber.Ctx, kind, value string, load func(ct
 	if err != nil {
 		return err
 	}
-	if useCache && siteWriteEpoch.Load() == epoch {
-		if err := s.d.Cache.Set(ctx, key, b, s.d.Cfg.ClientSiteCacheTTL); err != nil {
-			s.log.Warn("site cache write failed", "err", err, "key", key)
-		}
+	if useCache {
+		s.cache.PutSiteBody(ctx, key, b, s.d.Cfg.ClientSiteCacheTTL, epoch)
 	}
 	if !tenant.admits(st.TenantID) {
 		return NotFound("site")

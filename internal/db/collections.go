@@ -195,6 +195,7 @@ func (d *DB) UpdateCollection(ctx context.Context, id int64, ch CollectionChange
 		out = c
 		return err
 	})
+	d.collectionsChanged(ctx, err)
 	return out, err
 }
 
@@ -214,13 +215,14 @@ func (d *DB) MoveCollection(ctx context.Context, id int64, newParent *int64, pos
 		out = c
 		return err
 	})
+	d.collectionsChanged(ctx, err)
 	return out, err
 }
 
 // DeleteCollection deletes an empty collection (no child collections, no
 // documents) and renumbers its former siblings.
 func (d *DB) DeleteCollection(ctx context.Context, id int64) error {
-	return d.collectionTx(ctx, id, func(ctx context.Context, tx bun.Tx, c *models.Collection) error {
+	err := d.collectionTx(ctx, id, func(ctx context.Context, tx bun.Tx, c *models.Collection) error {
 		children, err := tx.NewSelect().Model((*models.Collection)(nil)).Where("parent_id = ?", id).Count(ctx)
 		if err != nil {
 			return err
@@ -237,6 +239,16 @@ func (d *DB) DeleteCollection(ctx context.Context, id int64) error {
 		}
 		return renumber(ctx, tx, c.SiteID, c.ParentID, c.ID)
 	})
+	d.collectionsChanged(ctx, err)
+	return err
+}
+
+// collectionsChanged reports a committed collection write: document paths
+// (titles and places of collections) shown with documents may have changed.
+func (d *DB) collectionsChanged(ctx context.Context, err error) {
+	if err == nil {
+		d.changed(ctx, Change{AllDocuments: true})
+	}
 }
 
 // collectionTx runs fn in a transaction holding the site lock and the

@@ -132,6 +132,7 @@ func (d *DB) updateSiteAccess(ctx context.Context, siteID int64, hash string, pr
 	if n, _ := res.RowsAffected(); n == 0 {
 		return ErrNotFound
 	}
+	d.sitesChanged(ctx, d.siteKeys(ctx, siteID))
 	return nil
 }
 

@@ -25,6 +25,7 @@ import (
 // DB wraps bun.DB with the facts queries need about the dialect.
 type DB struct {
 	*bun.DB
+	changes changeHooks // what committed writes touched, for the caches above (changes.go)
 }
 
 // Open connects to PostgreSQL when dsn starts with postgres:// or postgresql://,

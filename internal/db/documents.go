@@ -380,13 +380,17 @@ func (d *DB) CreateDocument(ctx context.Context, doc *models.Document) error {
 	if doc.ContentVersion == 0 {
 		doc.ContentVersion = 1
 	}
-	return d.Tx(ctx, func(ctx context.Context, tx bun.Tx) error {
+	err := d.Tx(ctx, func(ctx context.Context, tx bun.Tx) error {
 		if err := d.checkDocCollection(ctx, tx, doc.SiteID, doc.CollectionID); err != nil {
 			return err
 		}
 		_, err := tx.NewInsert().Model(doc).Exec(ctx)
 		return err
 	})
+	if err == nil {
+		d.changed(ctx, Change{Documents: []int64{doc.ID}})
+	}
+	return err
 }
 
 // UpdateDocument reads the document in a transaction (row-locked on
@@ -433,6 +437,9 @@ func (d *DB) UpdateDocument(ctx context.Context, id int64, change func(doc *mode
 		before, after = &old, doc
 		return nil
 	})
+	if err == nil {
+		d.changed(ctx, Change{Documents: []int64{id}})
+	}
 	return before, after, err
 }
 
@@ -450,6 +457,9 @@ func (d *DB) DeleteDocument(ctx context.Context, id int64) (*models.Document, er
 		_, err := tx.NewDelete().Model((*models.Document)(nil)).Where("id = ?", id).Exec(ctx)
 		return err
 	})
+	if err == nil {
+		d.changed(ctx, Change{Documents: []int64{id}})
+	}
 	return doc, err
 }
 

@@ -245,6 +245,7 @@ var siteEditable = []string{"tenant_id", "name", "slug", "domain", "description"
 // UpdateSite writes the editable columns of s. A site that is gone or being
 // deleted is ErrNotFound; a unique violation is ErrConflict.
 func (d *DB) UpdateSite(ctx context.Context, s *models.Site) error {
+	before := d.siteKeys(ctx, s.ID) // its old slug and domain leave the caches too
 	s.UpdatedAt = time.Now().UTC()
 	res, err := d.NewUpdate().Model(s).Column(siteEditable...).WherePK().Where("deleting = ?", false).Exec(ctx)
 	if err != nil {
@@ -253,6 +254,7 @@ func (d *DB) UpdateSite(ctx context.Context, s *models.Site) error {
 	if n, _ := res.RowsAffected(); n == 0 {
 		return ErrNotFound
 	}
+	d.sitesChanged(ctx, before, s)
 	return nil
 }
 
@@ -260,6 +262,7 @@ func (d *DB) UpdateSite(ctx context.Context, s *models.Site) error {
 // as absent) while its contents are removed. It is idempotent; a missing site
 // is ErrNotFound.
 func (d *DB) MarkSiteDeleting(ctx context.Context, siteID int64) error {
+	keys := d.siteKeys(ctx, siteID)
 	res, err := d.NewUpdate().Model((*models.Site)(nil)).Set("deleting = ?", true).
 		Set("updated_at = ?", time.Now().UTC()).Where("id = ?", siteID).Exec(ctx)
 	if err != nil {
@@ -268,6 +271,7 @@ func (d *DB) MarkSiteDeleting(ctx context.Context, siteID int64) error {
 	if n, _ := res.RowsAffected(); n == 0 {
 		return ErrNotFound
 	}
+	d.sitesChanged(ctx, keys)
 	return nil
 }
 
@@ -388,7 +392,8 @@ func deleteSiteRow(ctx context.Context, db bun.IDB, siteID int64) (bool, error) 
 // and the site row. A missing site is ErrNotFound. Vectors of the documents
 // live outside the database and are not touched here.
 func (d *DB) DeleteSiteCascade(ctx context.Context, siteID int64) error {
-	return d.Tx(ctx, func(ctx context.Context, tx bun.Tx) error {
+	keys := d.siteKeys(ctx, siteID)
+	err := d.Tx(ctx, func(ctx context.Context, tx bun.Tx) error {
 		if _, err := deleteSiteDocuments(ctx, tx, siteID, 0); err != nil {
 			return err
 		}
@@ -407,4 +412,9 @@ func (d *DB) DeleteSiteCascade(ctx context.Context, siteID int64) error {
 		}
 		return nil
 	})
+	if err == nil {
+		d.sitesChanged(ctx, keys)
+		d.changed(ctx, Change{AllDocuments: true}) // its documents are gone
+	}
+	return err
 }
