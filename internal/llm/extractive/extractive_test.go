@@ -381,3 +381,17 @@ func TestAbstainsOnWeakEvidence(t *testing.T) {
 		t.Errorf("heading not quoted: %q", res.Message.Content)
 	}
 }
+
+// TestAnswerQuotesChineseClauses: Chinese text chains clauses with "；", so
+// the answer quotes the clause that answers, not the whole chain.
+func TestAnswerQuotesChineseClauses(t *testing.T) {
+	if got, want := splitSentences("删除文件；删除空目录。完成！"), []string{"删除文件；", "删除空目录。", "完成！"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("split %q, want %q", got, want)
+	}
+	passages := "[1] gzip - 压缩或展开文件 (relevance 0.80)\n# 描述\n" +
+		"gzip 使用 Lempel-Ziv 编码减小文件的体积；文件名保持不变；时间戳和权限也保留下来；符号链接会被忽略。"
+	res, _ := run(t, llm.Request{Messages: toolTurn("如何减小文件体积？", passages), Tools: []llm.ToolDef{searchTool}})
+	if want := "gzip 使用 Lempel-Ziv 编码减小文件的体积； [1]"; res.Message.Content != want {
+		t.Errorf("answer:\n got %q\nwant %q", res.Message.Content, want)
+	}
+}

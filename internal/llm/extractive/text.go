@@ -70,8 +70,10 @@ var abbreviations = map[string]bool{
 }
 
 // splitSentences splits one segment into sentences at ".", "!", "?" and "…"
-// followed by a space, and right after CJK full stops. Whitespace inside a
-// sentence is collapsed.
+// followed by a space, and right after the CJK full stop, exclamation and
+// question marks and the full-width semicolon (Chinese documentation chains
+// independent clauses with "；", so a clause is the unit an answer quotes).
+// Whitespace inside a sentence is collapsed.
 func splitSentences(segment string) []string {
 	segment = strings.Join(strings.Fields(segment), " ")
 	var (
@@ -82,7 +84,7 @@ func splitSentences(segment string) []string {
 	for i, r := range runes {
 		end := false
 		switch r {
-		case '。', '！', '？':
+		case '。', '！', '？', '；':
 			end = true
 		case '.', '!', '?', '…':
 			next := i + 1
