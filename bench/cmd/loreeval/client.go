@@ -23,8 +23,10 @@ func newClient(base string) *client {
 
 // chatReply is an answer and the numbered sources of its turn.
 type chatReply struct {
-	text    string
-	sources map[int]int64 // source number → document id
+	text     string
+	sources  map[int]int64 // source number → document id
+	threadID string
+	toolCall string // id of the last search tool call
 }
 
 // chat asks one question on a new thread with stream=true and reads the
@@ -59,9 +61,13 @@ func (c *client) chat(ctx context.Context, siteID int64, q string) (chatReply, e
 			break
 		}
 		var ev struct {
-			Type    string `json:"type"`
-			Delta   string `json:"delta"`
-			Sources []struct {
+			Type     string `json:"type"`
+			Delta    string `json:"delta"`
+			Response struct {
+				ID string `json:"id"`
+			} `json:"response"`
+			ToolCallID string `json:"tool_call_id"`
+			Sources    []struct {
 				DocumentID  int64 `json:"documentId"`
 				SourceIndex int   `json:"sourceIndex"`
 			} `json:"sources"`
@@ -70,6 +76,10 @@ func (c *client) chat(ctx context.Context, siteID int64, q string) (chatReply, e
 			continue
 		}
 		switch ev.Type {
+		case "response.created":
+			out.threadID = ev.Response.ID
+		case "response.tool_call.completed":
+			out.toolCall = ev.ToolCallID
 		case "response.output_text.delta":
 			text.WriteString(ev.Delta)
 		case "response.knowledge_sources":

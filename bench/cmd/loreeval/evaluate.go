@@ -214,7 +214,11 @@ type answerFigures struct {
 	offTopic, abstainedOff     int
 	answerable, falseAbstained int
 	cited, citedRelevant       int
-	examples                   []string
+	// seen and first count answerable questions whose relevant file is
+	// among the passages the chat's search gave the responder, and is the
+	// first of them: what any choice of passage to cite is bounded by.
+	seen, first int
+	examples    []string
 }
 
 var citation = regexp.MustCompile(`\[(\d+)\]`)
@@ -231,41 +235,69 @@ func (e *evaluation) answers(ctx context.Context, s *corpusSite) (answerFigures,
 		if err != nil {
 			return err
 		}
-		nums := citation.FindAllStringSubmatch(r.text, -1)
+		if err := e.dump.record(ctx, e.api, s, q, r); err != nil {
+			return err
+		}
+		files := make(map[int]string, len(r.sources))
+		for n, id := range r.sources {
+			files[n] = s.docFile[id]
+		}
 		mu.Lock()
 		defer mu.Unlock()
-		if q.file == "" {
-			a.offTopic++
-			if len(nums) == 0 {
-				a.abstainedOff++
-			} else if len(a.examples) < 6 {
-				a.examples = append(a.examples, fmt.Sprintf("off-topic answered: %q → %.160q", q.q, r.text))
-			}
-			return nil
-		}
-		a.answerable++
-		if len(nums) == 0 {
-			a.falseAbstained++
-			if len(a.examples) < 6 {
-				a.examples = append(a.examples, fmt.Sprintf("abstained on answerable: %q (%s)", q.q, q.file))
-			}
-			return nil
-		}
-		seen := map[int]bool{}
-		for _, m := range nums {
-			n, _ := strconv.Atoi(m[1])
-			if seen[n] {
-				continue
-			}
-			seen[n] = true
-			a.cited++
-			if s.docFile[r.sources[n]] == q.file {
-				a.citedRelevant++
-			}
-		}
+		a.score(q, r.text, files)
 		return nil
 	})
 	return a, err
+}
+
+// score counts one answer: one without any [n] citation is an abstention;
+// files maps the answer's source numbers to their files.
+func (a *answerFigures) score(q question, text string, files map[int]string) {
+	nums := citation.FindAllStringSubmatch(text, -1)
+	if q.file == "" {
+		a.offTopic++
+		if len(nums) == 0 {
+			a.abstainedOff++
+		} else if len(a.examples) < 6 {
+			a.examples = append(a.examples, fmt.Sprintf("off-topic answered: %q → %.160q", q.q, text))
+		}
+		return
+	}
+	a.answerable++
+	firstNum := 0
+	for _, f := range files {
+		if f == q.file {
+			a.seen++
+			break
+		}
+	}
+	for n := range files {
+		if firstNum == 0 || n < firstNum {
+			firstNum = n
+		}
+	}
+	if firstNum > 0 && files[firstNum] == q.file {
+		a.first++
+	}
+	if len(nums) == 0 {
+		a.falseAbstained++
+		if len(a.examples) < 6 {
+			a.examples = append(a.examples, fmt.Sprintf("abstained on answerable: %q (%s)", q.q, q.file))
+		}
+		return
+	}
+	seen := map[int]bool{}
+	for _, m := range nums {
+		n, _ := strconv.Atoi(m[1])
+		if seen[n] {
+			continue
+		}
+		seen[n] = true
+		a.cited++
+		if files[n] == q.file {
+			a.citedRelevant++
+		}
+	}
 }
 
 // parallel runs fn for 0..n-1 on conc goroutines; the first error wins.

@@ -38,6 +38,7 @@ func (m *multiFlag) Set(v string) error { *m = append(*m, v); return nil }
 
 type options struct {
 	root, out, loreBin, temporal string
+	dump, replay                 string
 	keep, debug                  bool
 	timeout                      time.Duration
 	loreEnv                      multiFlag
@@ -58,8 +59,17 @@ func main() {
 	flag.BoolVar(&o.debug, "debug", false, "log the top chunks of every question (full pipeline)")
 	flag.DurationVar(&o.timeout, "timeout", 20*time.Minute, "abort after this long")
 	flag.IntVar(&o.k, "k", 10, "chunks retrieved per question (MRR@k)")
+	flag.StringVar(&o.dump, "dump", "", "write every chat question with the passages its answer saw to this file (JSON lines), for calibrating the responder")
+	flag.StringVar(&o.replay, "replay", "", "answer the questions of a -dump file again with this build's extractive responder and print the answer figures (no servers)")
 	flag.Var(&o.loreEnv, "lore-env", "extra KEY=VALUE for lore serve (repeatable), e.g. EMBED_PROVIDER=openai")
 	flag.Parse()
+	if o.replay != "" {
+		if err := replay(o.replay); err != nil {
+			logf("replay: %v", err)
+			os.Exit(1)
+		}
+		return
+	}
 	o.root, _ = filepath.Abs(o.root)
 	for _, p := range []*string{&o.out, &o.loreBin, &o.temporal} {
 		if *p != "" && !filepath.IsAbs(*p) {
@@ -77,6 +87,7 @@ type evaluation struct {
 	base     string
 	api      *client
 	rep      *report
+	dump     *dumper
 }
 
 func run(o *options) int {
@@ -88,6 +99,10 @@ func run(o *options) int {
 	e := &evaluation{o: o, rep: &report{machine: env.Describe(ctx, o.root), loreEnv: o.loreEnv}}
 	err := e.setup(ctx)
 	defer e.teardown()
+	if err == nil {
+		e.dump, err = newDumper(o.dump)
+		defer func() { _ = e.dump.close() }()
+	}
 	if err == nil {
 		err = e.evaluate(ctx)
 	}

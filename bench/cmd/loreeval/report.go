@@ -101,6 +101,7 @@ func (r *report) render() string {
 	w("| off-topic abstention ≥ 90%% | %.3f | %s |", ratio(offA, off), pass(ratio(offA, off) >= 0.9-1e-9))
 	w("| false abstention ≤ 5%% | %.3f | %s |", ratio(falseA, ans), pass(ratio(falseA, ans) <= 0.05+1e-9))
 	w("| ≥ 80%% of cited passages from a relevant file | %.3f | %s |", ratio(citedRel, cited), pass(ratio(citedRel, cited) >= 0.8-1e-9))
+	r.responderNotes(w)
 	var ex []string
 	for _, a := range r.answers {
 		ex = append(ex, a.examples...)

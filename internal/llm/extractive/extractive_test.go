@@ -395,3 +395,22 @@ func TestAnswerQuotesChineseClauses(t *testing.T) {
 		t.Errorf("answer:\n got %q\nwant %q", res.Message.Content, want)
 	}
 }
+
+// TestAnswerIsWhatGenerateSays: Answer (used to replay stored search
+// results) gives exactly the reply Generate streams for the same tool
+// result, abstention included.
+func TestAnswerIsWhatGenerateSays(t *testing.T) {
+	for q, tool := range map[string]string{
+		"How do I reset my password?":    accountPassages,
+		"What is the capital of France?": "[3] Certificates (relevance 0.47)\nHost names are compared without regard to capitalization.",
+		"如何减小文件体积？":                      "[1] gzip (relevance 0.80)\ngzip 减小文件的体积；文件名保持不变。",
+	} {
+		res, _ := run(t, llm.Request{Messages: toolTurn(q, tool), Tools: []llm.ToolDef{searchTool}})
+		if got := Answer("  "+q+" ", tool); got != res.Message.Content {
+			t.Errorf("%q: Answer %q, Generate %q", q, got, res.Message.Content)
+		}
+	}
+	if got := Answer("What is the capital of France?", "[3] Certificates (relevance 0.47)\nHost names are compared without regard to capitalization."); got != NotFoundAnswer {
+		t.Errorf("weak evidence answered: %q", got)
+	}
+}
