@@ -91,6 +91,11 @@ type ModelTurnResult struct {
 	ContextCount int   // non-system messages given to the model
 	FirstDeltaMs int64 // ms from request start to the first streamed piece (0 if none)
 	FirstTextMs  int64 // ms from request start to the first text delta (0 if none)
+	// EndMs is ms from request start to the end of the call, on the real
+	// clock (the workflow's clock stands still inside a workflow task, so
+	// the run takes a turn's total time from here: recorded with the result,
+	// it replays the same).
+	EndMs int64
 	// Tail holds the events not yet signalled when the call ended: they
 	// reach the log with the result, which saves a signal (and a workflow
 	// task) per model call.
@@ -131,7 +136,6 @@ func (a *Chat) ModelTurn(ctx context.Context, in ModelTurnInput) (ModelTurnResul
 	em := a.newEmitter(ctx, in)
 	defer em.close()
 	var res ModelTurnResult
-	started := map[int]bool{}
 	res.ContextCount = len(req.Messages) - 1
 	out, err := model.Generate(ctx, req, func(d llm.Delta) {
 		now := time.Now().UnixMilli() - in.StartedAtMs
@@ -145,10 +149,7 @@ func (a *Chat) ModelTurn(ctx context.Context, in ModelTurnInput) (ModelTurnResul
 			em.add(chatevent.TextDelta{Delta: d.Text})
 		}
 		if tc := d.ToolCall; tc != nil {
-			if !started[tc.Index] && tc.Name != "" {
-				started[tc.Index] = true
-				em.add(chatevent.ToolCallStarted{Tool: tc.Name})
-			}
+			// tool_call.started is the run's, when the tool starts (runTools).
 			piece := chatevent.ToolCallPiece{Index: tc.Index, ID: tc.ID,
 				Function: chatevent.FunctionPiece{Name: tc.Name, Arguments: tc.Arguments}}
 			if tc.ID != "" {
@@ -167,6 +168,7 @@ func (a *Chat) ModelTurn(ctx context.Context, in ModelTurnInput) (ModelTurnResul
 	}
 	res.Message, res.Usage = out.Message, out.Usage
 	res.Tail = em.take()
+	res.EndMs = max(time.Now().UnixMilli()-in.StartedAtMs, res.FirstDeltaMs)
 	return res, nil
 }
 

@@ -126,10 +126,16 @@ func MessengerThread(ctx context.Context, d *db.DB, channel string, siteID int64
 // scoped by corp, because message ids are only unique within one corp.
 func MessengerMsgKey(corpID, msgID string) string { return corpID + "/" + msgID }
 
-// MessengerChannelFor returns the tenant's settings of channel for siteID:
+// MessengerChannelFor returns the settings of channel for site: the site's
+// own section of its bot_config when it is enabled there (where the
+// reference's admin saves it, WIRE §5), else the tenant's bot-config:
 // ErrChannelDisabled when the channel is off, ErrChannelNotForSite when it
 // is limited to other sites. Callers check the fields they need.
-func MessengerChannelFor(cfg *deps.BotConfig, channel string, siteID int64) (*deps.MessengerChannel, error) {
+func MessengerChannelFor(cfg *deps.BotConfig, channel string, site *models.Site) (*deps.MessengerChannel, error) {
+	if own, ok := deps.SiteChannel(site.BotConfig, channel); ok && own.Enabled {
+		return &own, nil
+	}
+	siteID := site.ID
 	ch, err := cfg.Channel(channel)
 	if err != nil {
 		return nil, err
@@ -206,7 +212,7 @@ func (m *Messenger) sendingChannel(ctx context.Context, channel string, siteID i
 	if err != nil {
 		return nil, nil, err
 	}
-	ch, err := MessengerChannelFor(&cfg, channel, siteID)
+	ch, err := MessengerChannelFor(&cfg, channel, site)
 	if err != nil {
 		return nil, nil, permanent("%s for site %d: %v", channel, siteID, err)
 	}

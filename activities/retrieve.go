@@ -3,22 +3,26 @@ package activities
 import (
 	"context"
 	"errors"
+	"sort"
 	"time"
 
 	"go.temporal.io/sdk/temporal"
 
+	"github.com/lorekb/lore/internal/embed"
 	"github.com/lorekb/lore/internal/rerank"
 	"github.com/lorekb/lore/internal/retrieve"
 	"github.com/lorekb/lore/internal/vector"
 )
 
 // retrieve runs the retrieval pipeline (package retrieve) for the chat's
-// search tool and the admins' retrieval test alike, over the site's
+// search tool and the admins' retrieval test alike, over each site's
 // published, completed chunks, further narrowed by narrow when it is not
-// nil. Failures are classified for Temporal: a bad reranker configuration or
-// a permanent rerank error stops retries, a model error is classified like
-// the other model calls.
-func (a *Chat) retrieve(ctx context.Context, tenantID, siteID int64, query string, stages retrieve.Stages, topK int,
+// nil. Several sites (a chat turn of no site) are searched one by one, each
+// run scoped to its site, with the query embedded once; their results are
+// merged by score and cut to topK. Failures are classified for Temporal: a
+// bad reranker configuration or a permanent rerank error stops retries, a
+// model error is classified like the other model calls.
+func (a *Chat) retrieve(ctx context.Context, tenantID int64, siteIDs []int64, query string, stages retrieve.Stages, topK int,
 	narrow retrieve.Filter) ([]retrieve.Result, error) {
 	cfg := a.D.Cfg
 	emb, store, err := a.D.TenantVectors(ctx, tenantID)
@@ -39,27 +43,46 @@ func (a *Chat) retrieve(ctx context.Context, tenantID, siteID int64, query strin
 		RecallK: min(cfg.RAGRecallK, cfg.RAGRecallMax), Threshold: float32(cfg.RAGRecallThreshold),
 		TopK: topK, Stages: stages, DenseWeight: cfg.RAGDenseWeight,
 	}
-	filter := func(ctx context.Context, hits []vector.Hit) ([]vector.Hit, error) {
-		hits, err := a.visible(ctx, siteID, hits)
-		if err != nil || narrow == nil || len(hits) == 0 {
-			return hits, err
+	if len(siteIDs) > 1 {
+		p.Embedder = embed.Once(emb)
+	}
+	var all []retrieve.Result
+	for _, siteID := range siteIDs {
+		filter := func(ctx context.Context, hits []vector.Hit) ([]vector.Hit, error) {
+			hits, err := a.visible(ctx, siteID, hits)
+			if err != nil || narrow == nil || len(hits) == 0 {
+				return hits, err
+			}
+			return narrow(ctx, hits)
 		}
-		return narrow(ctx, hits)
+		// Reads may be a few seconds stale (vector.AllowStale): every hit is
+		// checked against the database by the filter, so a chunk indexed a
+		// moment ago is all a stale read can miss, and Milvus skips the wait
+		// for its newest writes.
+		res, err := p.Run(vector.AllowStale(ctx), siteID, query, opt, filter)
+		if err != nil {
+			return nil, retrieveError(err)
+		}
+		all = append(all, res...)
 	}
-	// Reads may be a few seconds stale (vector.AllowStale): every hit is
-	// checked against the database by the filter, so a chunk indexed a
-	// moment ago is all a stale read can miss, and Milvus skips the wait
-	// for its newest writes.
-	res, err := p.Run(vector.AllowStale(ctx), siteID, query, opt, filter)
+	if len(siteIDs) > 1 {
+		sort.SliceStable(all, func(i, j int) bool { return all[i].Score > all[j].Score })
+		if len(all) > topK {
+			all = all[:topK]
+		}
+	}
+	return all, nil
+}
+
+// retrieveError classifies a failure of the pipeline for Temporal.
+func retrieveError(err error) error {
 	switch {
-	case err == nil:
-		return res, nil
 	case errors.Is(err, retrieve.ErrEmbed):
-		return nil, classify(errors.Unwrap(err))
+		return classify(errors.Unwrap(err))
 	case errors.Is(err, rerank.ErrPermanent):
-		return nil, temporal.NewNonRetryableApplicationError(err.Error(), "RerankPermanent", err)
+		return temporal.NewNonRetryableApplicationError(err.Error(), "RerankPermanent", err)
 	}
-	return nil, err
+	return err
 }
 
 // RetrieveInput is one retrieval test: the admins' view of what the chat's
@@ -103,7 +126,7 @@ func (a *Chat) Retrieve(ctx context.Context, in RetrieveInput) (RetrieveOutput, 
 	if err != nil {
 		return RetrieveOutput{}, err
 	}
-	res, err := a.retrieve(ctx, in.TenantID, in.SiteID, in.Query, in.Stages, in.TopK, narrow)
+	res, err := a.retrieve(ctx, in.TenantID, []int64{in.SiteID}, in.Query, in.Stages, in.TopK, narrow)
 	if err != nil {
 		return RetrieveOutput{}, err
 	}

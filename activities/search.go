@@ -23,7 +23,10 @@ type SearchInput struct {
 	ToolCallID string
 	TenantID   int64
 	SiteID     int64
-	Arguments  string // the tool call's JSON arguments
+	// SiteIDs, when set, are the sites searched instead of SiteID (a turn of
+	// no site); each retrieval is scoped to one of them.
+	SiteIDs   []int64
+	Arguments string // the tool call's JSON arguments
 	// DeadlineMs is when the stream times out (Unix ms): a search still
 	// running then stops with ErrStreamTimeout (no timer of the run can
 	// interrupt a local activity).
@@ -66,7 +69,8 @@ type passage struct {
 // FragmentSeparator joins fragments of one document in a passage.
 const FragmentSeparator = "\n[...]\n"
 
-// Search recalls fragments of the request's site only (hard isolation), keeps
+// Search recalls fragments of the request's site only (hard isolation; a
+// turn of no site searches each of its sites on its own), keeps
 // published, completed documents, reranks unless disabled, merges fragments
 // per document and stores the result under the tool call id.
 func (a *Chat) Search(ctx context.Context, in SearchInput) (SearchResult, error) {
@@ -89,7 +93,11 @@ func (a *Chat) search(ctx context.Context, in SearchInput) (SearchResult, error)
 	}
 	_ = json.Unmarshal([]byte(in.Arguments), &args)
 	query := strings.TrimSpace(args.Query)
-	results, err := a.retrieve(ctx, in.TenantID, in.SiteID, query, retrieve.AllStages(), a.D.Cfg.RAGRerankTopK, nil)
+	sites := in.SiteIDs
+	if len(sites) == 0 {
+		sites = []int64{in.SiteID}
+	}
+	results, err := a.retrieve(ctx, in.TenantID, sites, query, retrieve.AllStages(), a.D.Cfg.RAGRerankTopK, nil)
 	if err != nil {
 		return SearchResult{}, err
 	}

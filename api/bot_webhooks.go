@@ -91,9 +91,9 @@ func bindBotQuery(c *fiber.Ctx) (BotWebhookQuery, error) {
 	return q, nil
 }
 
-// botChannel resolves the configuration of a callback: the active site, its
-// tenant's bot-config and the channel, which must be enabled for the site and
-// complete. Every configuration problem is a 4xx envelope, never a 500.
+// botChannel resolves the configuration of a callback: the active site and
+// the channel from the site's own bot_config or else its tenant's bot-config
+// (MessengerChannelFor), which must be enabled for the site and complete. Every configuration problem is a 4xx envelope, never a 500.
 func (s *Server) botChannel(c *fiber.Ctx, channel string, siteID int64) (*botEndpoint, error) {
 	ctx := c.UserContext()
 	site, err := s.d.DB.GetSite(ctx, siteID)
@@ -112,7 +112,7 @@ func (s *Server) botChannel(c *fiber.Ctx, channel string, siteID int64) (*botEnd
 		}
 		return nil, err
 	}
-	ch, err := activities.MessengerChannelFor(&cfg, channel, site.ID)
+	ch, err := activities.MessengerChannelFor(&cfg, channel, site)
 	switch {
 	case errors.Is(err, activities.ErrChannelDisabled):
 		return nil, Errf(http.StatusForbidden, "the %s bot integration is not enabled", channel)

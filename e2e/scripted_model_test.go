@@ -142,7 +142,7 @@ func TestScriptedModelToolCallsStreamAndUsage(t *testing.T) {
 	a.waitStatus(a.newDoc(site, "Installation", installDoc, "published"), "completed")
 	_, evs := a.stream("POST", "/v1/chat/responses", map[string]any{"input": "install?", "stream": true, "filter": map[string]any{"site_id": site}})
 	ts := strings.Join(types(evs), ",")
-	if !strings.HasPrefix(ts, "response.created,response.tool_call.started,response.tool_call.delta,response.tool_call.delta,response.tool_call.completed,response.output_text.delta") {
+	if !strings.HasPrefix(ts, "response.created,response.tool_call.delta,response.tool_call.delta,response.tool_call.started,response.tool_call.completed,response.output_text.delta") {
 		t.Fatalf("events: %s", ts)
 	}
 	if got := answer(evs); got != "Download the archive and run make run [1]. " {
@@ -479,7 +479,7 @@ func TestChatWithTheWorkerElsewhere(t *testing.T) {
 		a.waitStatus(a.newDoc(site, "Installation", installDoc, "published"), "completed")
 		_, evs := a.stream("POST", "/v1/chat/responses", map[string]any{"input": "install?", "stream": true, "filter": map[string]any{"site_id": site}})
 		ts := strings.Join(types(evs), ",")
-		if !strings.HasPrefix(ts, "response.created,response.tool_call.started,response.tool_call.delta,response.tool_call.delta,response.tool_call.completed,response.output_text.delta") ||
+		if !strings.HasPrefix(ts, "response.created,response.tool_call.delta,response.tool_call.delta,response.tool_call.started,response.tool_call.completed,response.output_text.delta") ||
 			!strings.HasSuffix(ts, "response.knowledge_sources,response.completed,[DONE]") {
 			t.Fatalf("events: %s", ts)
 		}

@@ -46,6 +46,9 @@ type ChatRunInput struct {
 	// task, with no round trip to the server between the model calls and the
 	// search, and the reader gets every event from the hub.
 	Reader string
+	// SiteIDs are the sites a turn of no site (SiteID 0: the reference's
+	// widget without a site) searches, each retrieval scoped to one.
+	SiteIDs []int64
 }
 
 // ReplyTarget says where a messenger answer goes (the DeliverReply
@@ -117,7 +120,12 @@ type turnState struct {
 	elapsed map[string]int64
 	firstMs int64
 	textMs  int64
+	endMs   int64 // the latest model call's end, ms from request start (real clock)
 }
+
+// versionToolStarted is the change that moved tool_call.started from the
+// model call (its first piece) to the run (when the tool starts).
+const versionToolStarted = "tool-started-by-run"
 
 // ChatWorkflowName is the name ChatWorkflow.Run is registered under (and the
 // workflow type of every chat turn in Temporal, kept for running turns).
@@ -282,6 +290,7 @@ func (r *turnState) agent(ctx workflow.Context) {
 		if r.textMs == 0 {
 			r.textMs = res.FirstTextMs
 		}
+		r.endMs = max(r.endMs, res.EndMs)
 		msg := res.Message
 		r.turn = append(r.turn, activities.TurnMessage{Role: llm.RoleAssistant, Content: msg.Content, ToolCalls: msg.ToolCalls})
 		// Rule 1, with a hard stop two iterations past the limit for a model
@@ -324,14 +333,24 @@ func (r *turnState) agent(ctx workflow.Context) {
 	}
 }
 
-// runTools runs the turn's tool calls in parallel and emits each
-// tool_call.completed as its call finishes, with that call's own elapsed time.
+// runTools runs the turn's tool calls in parallel: each call's
+// tool_call.started goes out as it starts, after the model streamed its
+// tool_call.delta pieces (the reference's order, on which its client pairs a
+// call with its completion), and its tool_call.completed as it finishes,
+// with that call's own elapsed time.
 func (r *turnState) runTools(ctx workflow.Context, calls []llm.ToolCall) []activities.SearchResult {
 	var a *activities.Chat
 	results := make([]activities.SearchResult, len(calls))
 	sel := workflow.NewSelector(ctx)
 	pending := 0
+	// Runs recorded before this (version DefaultVersion) had the model
+	// call emit tool_call.started with its first piece; emitting it here
+	// then would end a waiting reader's update earlier than recorded.
+	runStarts := workflow.GetVersion(ctx, versionToolStarted, workflow.DefaultVersion, 1) == 1
 	for i, tc := range calls {
+		if runStarts {
+			r.emit(chatevent.ToolCallStarted{Tool: tc.Name})
+		}
 		if tc.Name != llm.SearchToolName {
 			results[i] = activities.SearchResult{ToolCallID: tc.ID, Hash: "unknown-tool:" + tc.Name}
 			r.toolCompleted(tc, results[i])
@@ -339,7 +358,7 @@ func (r *turnState) runTools(ctx workflow.Context, calls []llm.ToolCall) []activ
 		}
 		pending++
 		f := workflow.ExecuteLocalActivity(workflow.WithLocalActivityOptions(ctx, searchOptions), a.Search, activities.SearchInput{
-			ThreadID: r.in.ThreadID, ToolCallID: tc.ID, TenantID: r.in.TenantID, SiteID: r.in.SiteID, Arguments: tc.Arguments,
+			ThreadID: r.in.ThreadID, ToolCallID: tc.ID, TenantID: r.in.TenantID, SiteID: r.in.SiteID, SiteIDs: r.in.SiteIDs, Arguments: tc.Arguments,
 			DeadlineMs: r.deadline})
 		sel.AddFuture(f, func(f workflow.Future) {
 			var res activities.SearchResult
@@ -376,11 +395,21 @@ func (r *turnState) finish(ctx workflow.Context) {
 		r.emit(chatevent.KnowledgeSources{Sources: r.sources})
 	}
 	if r.in.ShowTrace {
-		total := float64(workflow.Now(ctx).UnixMilli() - r.in.StartedAtMs)
-		r.emit(chatevent.PipelineTrace{Trace: chatevent.Trace{TTFB: float64(r.firstMs), FirstToken: float64(r.textMs), Total: total}})
+		r.emit(chatevent.PipelineTrace{Trace: chatevent.Trace{TTFB: float64(r.firstMs), FirstToken: float64(r.textMs), Total: float64(r.totalMs(ctx))}})
 	}
 	r.emit(chatevent.NewCompleted(r.in.ThreadID, chatevent.NewUsage(r.usage.InputTokens, r.usage.OutputTokens)))
 	r.done = true
+}
+
+// totalMs is the turn's total time so far, ms from request start. The
+// workflow clock does not advance inside a workflow task (a local run's whole
+// agent loop is one), so it can lag the model calls' own real-clock
+// timestamps, which it never reports less than: the last call's end, its
+// first text, its first piece. Every term is recorded in the history (task
+// start times, activity results), so a replay computes the same value; runs
+// recorded before EndMs existed fall back to the workflow clock.
+func (r *turnState) totalMs(ctx workflow.Context) int64 {
+	return max(workflow.Now(ctx).UnixMilli()-r.in.StartedAtMs, r.endMs, r.textMs, r.firstMs)
 }
 
 // persist stores the assistant side of the turn.
@@ -389,11 +418,10 @@ func (r *turnState) persist(ctx workflow.Context) {
 	extra := map[string]any{"usage_metadata": map[string]int{"input_tokens": r.usage.InputTokens,
 		"output_tokens": r.usage.OutputTokens, "total_tokens": r.usage.InputTokens + r.usage.OutputTokens}}
 	if r.in.ShowTrace {
-		extra["trace"] = map[string]any{"ttfb": r.firstMs, "first_token": r.textMs,
-			"total": workflow.Now(ctx).UnixMilli() - r.in.StartedAtMs}
+		extra["trace"] = map[string]any{"ttfb": r.firstMs, "first_token": r.textMs, "total": r.totalMs(ctx)}
 	}
 	in := activities.PersistInput{ThreadID: r.in.ThreadID, Turn: r.in.Turn, Messages: answeredOnly(r.turn), Final: r.final,
-		Sources: r.sources, Extra: extra, ToolElapsed: r.elapsed, TotalMs: workflow.Now(ctx).UnixMilli() - r.in.StartedAtMs,
+		Sources: r.sources, Extra: extra, ToolElapsed: r.elapsed, TotalMs: r.totalMs(ctx),
 		SourceOffset: r.offset}
 	var res activities.PersistResult
 	if err := workflow.ExecuteLocalActivity(workflow.WithLocalActivityOptions(ctx, localOptions), a.Persist, in).Get(ctx, &res); err != nil {

@@ -41,6 +41,9 @@ type chatEnv struct {
 	summary    int
 	stored     int                                // the thread's message count Persist reports
 	failSearch func(activities.SearchInput) error // non-nil: a search error instead of the result
+	// timing, when set, gives every model call's real-clock timestamps
+	// (FirstDeltaMs, FirstTextMs, EndMs).
+	timing *activities.ModelTurnResult
 }
 
 func newChatEnv(t *testing.T, script []llm.Message, search func(in activities.SearchInput) activities.SearchResult) *chatEnv {
@@ -53,7 +56,11 @@ func newChatEnv(t *testing.T, script []llm.Message, search func(in activities.Se
 			ce.inputs = append(ce.inputs, in)
 			ce.local = append(ce.local, activity.GetInfo(ctx).IsLocalActivity)
 			m := script[min(len(ce.inputs)-1, len(script)-1)]
-			return activities.ModelTurnResult{Message: m, Usage: llm.Usage{InputTokens: 10, OutputTokens: 5}}, nil
+			res := activities.ModelTurnResult{Message: m, Usage: llm.Usage{InputTokens: 10, OutputTokens: 5}}
+			if tm := ce.timing; tm != nil {
+				res.FirstDeltaMs, res.FirstTextMs, res.EndMs = tm.FirstDeltaMs, tm.FirstTextMs, tm.EndMs
+			}
+			return res, nil
 		})
 	ce.env.OnActivity(a.Search, mock.Anything, mock.Anything).Return(
 		func(ctx context.Context, in activities.SearchInput) (activities.SearchResult, error) {
@@ -81,14 +88,7 @@ func (ce *chatEnv) run(t *testing.T, in ChatRunInput) []string {
 	if err := ce.env.GetWorkflowError(); err != nil {
 		t.Fatal(err)
 	}
-	v, err := ce.env.QueryWorkflow(QueryEvents, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var p EventsPage
-	if err := v.Get(&p); err != nil {
-		t.Fatal(err)
-	}
+	p := ce.log(t)
 	if !p.Done {
 		t.Fatal("log not done")
 	}
@@ -104,6 +104,20 @@ func (ce *chatEnv) run(t *testing.T, in ChatRunInput) []string {
 		types = append(types, x.Type)
 	}
 	return types
+}
+
+// log is the run's whole event log.
+func (ce *chatEnv) log(t *testing.T) EventsPage {
+	t.Helper()
+	v, err := ce.env.QueryWorkflow(QueryEvents, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var p EventsPage
+	if err := v.Get(&p); err != nil {
+		t.Fatal(err)
+	}
+	return p
 }
 
 // executeChat runs ChatWorkflow with the worker's hub (or none) in env.
@@ -143,7 +157,8 @@ func TestChatRule1ToolsThenAnswerWithContinuingSourceNumbers(t *testing.T) {
 	if !last.ToolRef || last.ToolCallID != "c1" || last.SourceStart != 4 || last.Notice != "" {
 		t.Fatalf("tool message %+v", last)
 	}
-	want := "response.created,response.tool_call.completed,response.knowledge_sources,response.completed"
+	// The run's own tool_call.started (the mocked model streams nothing).
+	want := "response.created,response.tool_call.started,response.tool_call.completed,response.knowledge_sources,response.completed"
 	if strings.Join(types, ",") != want {
 		t.Fatalf("events %v", types)
 	}
@@ -332,7 +347,7 @@ func TestChatLocalReaderRunsModelCallsLocallyAndPublishesOwnEvents(t *testing.T)
 		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 		got := hub.Wait(ctx, "chat-hub-test", 0)
 		cancel()
-		want := []string{"response.created", "response.tool_call.completed", "response.knowledge_sources", "response.completed"}
+		want := []string{"response.created", "response.tool_call.started", "response.tool_call.completed", "response.knowledge_sources", "response.completed"}
 		if strings.Join(types, ",") != strings.Join(want, ",") || len(got) != len(want) {
 			t.Fatalf("log %v, hub %d events", types, len(got))
 		}
@@ -424,5 +439,49 @@ func TestChatRetriedModelCallIsNotStreamedTwice(t *testing.T) {
 	want := "Hel" + ErrorNoticePrefix + errRetriedMidStream + "]"
 	if calls != 2 || text.String() != want || persisted.Final != want {
 		t.Fatalf("%d calls; streamed %q, stored %q, want %q", calls, text.String(), persisted.Final, want)
+	}
+}
+
+// TestChatTotalTimeIsOnTheRealClock: the workflow clock stands still inside a
+// workflow task, so a total taken from it came out smaller than the turn's
+// own time to first token; the total is at least the model calls' real-clock
+// end (recorded in their results), in the trace event and the stored turn.
+func TestChatTotalTimeIsOnTheRealClock(t *testing.T) {
+	ce := newChatEnv(t, []llm.Message{toolCall("c1"), {Role: "assistant", Content: "answer [1]"}}, found)
+	ce.timing = &activities.ModelTurnResult{FirstDeltaMs: 4000, FirstTextMs: 4500, EndMs: 6000}
+	in := chatInput()
+	in.ShowTrace = true
+	in.StartedAtMs = ce.env.Now().UnixMilli()
+	ce.run(t, in)
+	p := ce.log(t)
+	var trace struct {
+		Type  string `json:"type"`
+		Trace struct {
+			TTFB       float64 `json:"ttfb"`
+			FirstToken float64 `json:"first_token"`
+			Total      float64 `json:"total"`
+		} `json:"trace"`
+	}
+	for _, e := range p.Events {
+		if strings.Contains(string(e.Data), `"response.pipeline_trace"`) {
+			_ = json.Unmarshal(e.Data, &trace)
+		}
+	}
+	if trace.Type == "" || trace.Trace.FirstToken != 4500 || trace.Trace.Total < 6000 || trace.Trace.Total < trace.Trace.FirstToken {
+		t.Fatalf("trace %+v", trace)
+	}
+	if ce.persist == nil || ce.persist.TotalMs < 6000 {
+		t.Fatalf("stored total %+v", ce.persist)
+	}
+	tr, _ := ce.persist.Extra["trace"].(map[string]any)
+	var total float64
+	switch v := tr["total"].(type) {
+	case int64:
+		total = float64(v)
+	case float64:
+		total = v
+	}
+	if total < 6000 {
+		t.Fatalf("stored trace %v", tr)
 	}
 }

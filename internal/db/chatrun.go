@@ -64,15 +64,18 @@ func (d *DB) StartTurn(ctx context.Context, in BeginTurn) (*TurnStart, error) {
 			case err != nil:
 				return err
 			default:
-				if s.MemberID != in.MemberID || (s.SiteID != nil && *s.SiteID != in.SiteID) {
+				if s.MemberID != in.MemberID || s.TenantID != in.TenantID || !sameSite(s.SiteID, in.SiteID) {
 					return ErrNotOwner
 				}
 				exists = true
 			}
 		}
 		if !exists {
-			siteID := in.SiteID
-			s = &models.ChatSession{ThreadID: in.ThreadID, TenantID: in.TenantID, SiteID: &siteID, MemberID: in.MemberID,
+			var siteID *int64 // a turn of no site (SiteID 0) opens a session of no site
+			if in.SiteID != 0 {
+				siteID = &in.SiteID
+			}
+			s = &models.ChatSession{ThreadID: in.ThreadID, TenantID: in.TenantID, SiteID: siteID, MemberID: in.MemberID,
 				Title: truncRunes(in.UserText, 50), Source: in.Source, CreatedAt: now}
 			if s.Title == "" {
 				s.Title = "New conversation"
@@ -109,6 +112,16 @@ func (d *DB) StartTurn(ctx context.Context, in BeginTurn) (*TurnStart, error) {
 		return nil, err
 	}
 	return &out, nil
+}
+
+// sameSite: a session's site (nil: a session of no site) is the turn's
+// (0: a turn of no site). A thread never moves between sites, or from the
+// tenant-wide search into one site or back.
+func sameSite(session *int64, site int64) bool {
+	if session == nil {
+		return site == 0
+	}
+	return *session == site
 }
 
 // TurnPosition is the first message position of a turn's user side

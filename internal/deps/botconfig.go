@@ -84,3 +84,19 @@ func (d *Deps) BotConfig(ctx context.Context, tenantID int64) (BotConfig, error)
 	}
 	return cfg, nil
 }
+
+// SiteChannel reads the named messenger channel ("wecom_kefu" or
+// "wecom_app") from a site's stored bot_config, where the reference's admin
+// keeps each site's channels; ok is false when the site has no such section.
+func SiteChannel(siteBotConfig, name string) (ch MessengerChannel, ok bool) {
+	var m map[string]json.RawMessage
+	if json.Unmarshal([]byte(siteBotConfig), &m) != nil {
+		return ch, false
+	}
+	raw, found := m[name]
+	if !found || json.Unmarshal(raw, &ch) != nil {
+		return MessengerChannel{}, false
+	}
+	ch.SiteIDs = nil // a site's own section is for that site
+	return ch, true
+}
