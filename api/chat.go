@@ -35,7 +35,8 @@ type ResponsesRequest struct {
 	MaxOutputTokens    *int            `json:"max_output_tokens" doc:"accepted, ignored"`
 }
 
-// ChatFilter restricts retrieval; site_id is required (hard isolation).
+// ChatFilter restricts retrieval to site_id (hard isolation); without it the
+// turn searches the tenant's readable sites (chatScope).
 type ChatFilter struct {
 	SiteID   *int64 `json:"site_id"`
 	TenantID *int64 `json:"tenant_id"`
@@ -77,9 +78,11 @@ type AttachQuery struct {
 func (s *Server) chatRoutes() []Route {
 	return []Route{
 		{Surface: Client, Method: http.MethodPost, Path: "/chat/responses", Tag: "chat", Perm: Public, Raw: "text/event-stream",
-			Summary:     "Ask the site's assistant; streams Responses-style events (or bare JSON with stream=false)",
-			Description: "Each SSE event carries an `id:`; resend the request with `Last-Event-ID` and `previous_response_id`, or GET /chat/responses/{thread_id}, to resume.",
-			Body:        ResponsesRequest{}, Handler: s.chatResponses},
+			Summary: "Ask the site's assistant; streams Responses-style events (or bare JSON with stream=false)",
+			Description: "Each SSE event carries an `id:`; resend the request with `Last-Event-ID` and `previous_response_id`, or GET /chat/responses/{thread_id}, to resume. " +
+				"With stream=true, errors before the stream starts (validation, site, thread owner, rate limits) are HTTP 200 with one " +
+				"`response.error` event and `data: [DONE]`; the HTTP status they would have is in the X-Lore-Error-Status header.",
+			Body: ResponsesRequest{}, Handler: s.streamSetup(responsesStream, s.chatResponses)},
 		{Surface: Client, Method: http.MethodGet, Path: "/chat/responses/{thread_id}", Tag: "chat", Perm: Public, Raw: "text/event-stream",
 			Summary: "Re-attach to the latest turn of a thread: the events after Last-Event-ID, exactly once", Query: AttachQuery{}, Handler: s.attachChat},
 	}
@@ -87,7 +90,10 @@ func (s *Server) chatRoutes() []Route {
 
 // chatTurn is one turn to start through the shared chat core.
 type chatTurn struct {
-	Site     *models.Site
+	Site *models.Site
+	// Sites, for a turn of no site (Site.ID 0, see chatScope), are the
+	// sites it searches.
+	Sites    []int64
 	ThreadID string
 	// Existing: ThreadID came from a caller (previous_response_id) and must
 	// name a stored thread; no session is created under it.
@@ -189,7 +195,7 @@ func (s *Server) prepareChatTurn(ctx context.Context, t chatTurn) (*startedTurn,
 	in := workflows.ChatRunInput{ThreadID: t.ThreadID, Turn: ts.Turn, TenantID: t.Site.TenantID, SiteID: t.Site.ID,
 		Model: t.Model, Temperature: t.Temperature, Instructions: t.Instructions, SourceOffset: ts.SourceOffset,
 		ShowTrace: t.Site.ShowPipelineTrace, StartedAtMs: start.UnixMilli(), TimeoutMs: cfg.ChatStreamTimeout().Milliseconds(),
-		MaxIterations: cfg.AgentMaxIterations, MaxEmpty: cfg.AgentMaxConsecutiveEmpty,
+		SiteIDs: t.Sites, MaxIterations: cfg.AgentMaxIterations, MaxEmpty: cfg.AgentMaxConsecutiveEmpty,
 		SummaryTrigger: cfg.AgentSummaryTriggerMsgCount, SummaryKeep: cfg.AgentSummaryKeepLastN, Reply: t.Reply}
 	if s.hub != nil && t.Reply == nil {
 		in.Reader = s.hub.ID // this process reads the turn
@@ -319,10 +325,7 @@ func (s *Server) chatResponses(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	if req.Filter == nil || req.Filter.SiteID == nil {
-		return Invalid("filter.site_id: field required")
-	}
-	site, err := s.clientSite(c, *req.Filter.SiteID)
+	site, sites, err := s.chatScope(c, req.Filter)
 	if err != nil {
 		return err
 	}
@@ -342,7 +345,7 @@ func (s *Server) chatResponses(c *fiber.Ctx) error {
 	if req.PreviousResponseID != "" {
 		hist = nil // an existing thread has its own history
 	}
-	turn := chatTurn{Site: site, ThreadID: req.PreviousResponseID, Existing: req.PreviousResponseID != "", MemberID: req.User,
+	turn := chatTurn{Site: site, Sites: sites, ThreadID: req.PreviousResponseID, Existing: req.PreviousResponseID != "", MemberID: req.User,
 		Source: "web_chat", Text: text, History: hist, Instructions: req.Instructions, Model: req.Model, Temperature: req.Temperature}
 	if req.Stream {
 		// The turn is stored before the stream starts; the run is launched

@@ -59,9 +59,9 @@ func TestToolResultInTheReferenceShape(t *testing.T) {
 	check("tool-result", tr.Content)
 	var msgs ChatMessages
 	h.must(200, "GET", "/v1/chat/sessions/auto-t1/messages?member_id=m1", nil, "").into(t, &msgs)
-	check("tool message", msgs.Messages[2].Content)
+	check("tool message", *msgs.Messages[2].Content)
 	h.must(200, "GET", fmt.Sprintf("/admin/v1/sites/%d/chat-sessions/auto-t1/messages", site.ID), nil, h.admin).into(t, &msgs)
-	check("admin tool message", msgs.Messages[2].Content)
+	check("admin tool message", *msgs.Messages[2].Content)
 	if toolPassages(`{"query":"x","passages":[]}`, 1) != "[]" || toolPassages("plain text", 1) != "plain text" {
 		t.Fatal("empty or non-search results")
 	}

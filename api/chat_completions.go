@@ -157,9 +157,9 @@ func (s *Server) completionRoutes() []Route {
 		{Surface: Client, Method: http.MethodPost, Path: "/chat/completions", Tag: "chat", Perm: Public, Raw: "text/event-stream",
 			Summary:     "OpenAI-compatible chat completions over the same chat core (site by filter.site_id, metadata.site_id or ?site_id=)",
 			Description: "Set include_internal_events to receive tool and source events as extra data lines without choices.",
-			Query:       CompletionsQuery{}, Body: ChatCompletionRequest{}, Handler: openAIErrors(s.chatCompletions)},
+			Query:       CompletionsQuery{}, Body: ChatCompletionRequest{}, Handler: openAIErrors(s.streamSetup(completionsStream, s.chatCompletions))},
 		{Surface: Client, Method: http.MethodPost, Path: "/bot/chat/completions", Tag: "bot", Perm: Public, Raw: "text/event-stream",
-			Summary: "EE: site chat completions with Authorization: Bearer <site API key>", Body: ChatCompletionRequest{}, Handler: openAIErrors(s.botChatCompletions)},
+			Summary: "EE: site chat completions with Authorization: Bearer <site API key>", Body: ChatCompletionRequest{}, Handler: openAIErrors(s.streamSetup(completionsStream, s.botChatCompletions))},
 		{Surface: Client, Method: http.MethodGet, Path: "/bot/models", Tag: "bot", Perm: Public,
 			Summary: "EE: models available to the site (API key optional)", Raw: "application/json", Handler: openAIErrors(s.botModels)},
 	}
@@ -301,15 +301,7 @@ func (s *Server) completions(c *fiber.Ctx, site *models.Site, req ChatCompletion
 	id := "chatcmpl-" + uuid.NewString()
 	st, err := s.prepareChatTurn(c.UserContext(), turn)
 	if err != nil {
-		// A setup error streams one warning chunk, then [DONE] (WIRE §4).
-		var e *Error
-		if !errors.As(err, &e) {
-			return err
-		}
-		ch := chunker{id: id, model: req.Model, created: time.Now().Unix()}
-		setSSEHeaders(c)
-		return c.Status(http.StatusOK).SendString(fmt.Sprintf("data: %s\n\ndata: [DONE]\n\n",
-			ch.chunk("", map[string]any{"role": "assistant", "content": "⚠️ " + e.Msg}, "stop")))
+		return err // streamed as one warning chunk (streamSetup)
 	}
 	ch := chunker{id: id, model: st.Model, created: st.CreatedAt.Unix()}
 	internal := req.IncludeInternalEvents != nil && *req.IncludeInternalEvents

@@ -40,6 +40,9 @@ func (s *Server) guardTurn(t *chatTurn) {
 // of its IP and of the site.
 func (s *Server) chatRateLimit(c *fiber.Ctx, site *models.Site) error {
 	site64 := strconv.FormatInt(site.ID, 10)
+	if site.ID == 0 { // a turn of no site (chatScope) counts against its tenant
+		site64 = "t" + strconv.FormatInt(site.TenantID, 10)
+	}
 	for _, l := range []struct {
 		lim attemptLimit
 		key string

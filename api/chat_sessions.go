@@ -78,7 +78,7 @@ type ChatDeleteQuery struct {
 // (WIRE §2); every key is always present.
 type ChatMessageOutput struct {
 	Role             string          `json:"role" doc:"user | assistant | tool"`
-	Content          string          `json:"content"`
+	Content          *string         `json:"content" doc:"null on assistant rows without text (the tool-call rows), as the reference stores them"`
 	ID               *string         `json:"id" doc:"always null"`
 	ToolCalls        json.RawMessage `json:"tool_calls" doc:"[{id, type:\"function\", function:{name, arguments}, elapsed_ms?}], default []"`
 	ToolCallID       *string         `json:"tool_call_id" doc:"tool rows: the call answered; else null"`
@@ -262,11 +262,14 @@ func (s *Server) chatSessionMessages(c *fiber.Ctx) error {
 }
 
 func chatMessageOutput(m *models.ChatMessage) ChatMessageOutput {
-	out := ChatMessageOutput{Role: m.Role, Content: m.Content,
+	out := ChatMessageOutput{Role: m.Role, Content: &m.Content,
 		ToolCalls:        storedJSON(m.ToolCalls, '[', "[]"),
 		AdditionalKwargs: storedJSON(m.Extra, '{', "{}"),
 		CreatedAt:        chatISOTime(m.CreatedAt), MessageSeq: m.MessageSeq,
 		ChatMessageID: m.ChatMessageID, ElapsedMS: m.ElapsedMS}
+	if m.Role == "assistant" && m.Content == "" {
+		out.Content = nil
+	}
 	if m.ToolCallID != "" {
 		id := m.ToolCallID
 		out.ToolCallID = &id

@@ -303,6 +303,11 @@ func TestChatSessionMessagesShape(t *testing.T) {
 			!strings.Contains(string(out.Messages[0]), `"additional_kwargs":{}`) || !strings.Contains(string(out.Messages[0]), `"tool_call_id":null`) {
 			t.Fatalf("user raw %s", out.Messages[0])
 		}
+		// The tool-call row has no text: content is null, as the reference
+		// stores it (LangChain's content or None).
+		if !strings.Contains(string(out.Messages[1]), `"content":null`) {
+			t.Fatalf("tool-call row raw %s", out.Messages[1])
+		}
 		fn, _ := call.ToolCalls[0]["function"].(map[string]any)
 		if call.Role != "assistant" || call.Content != "" || len(call.ToolCalls) != 1 || call.ToolCalls[0]["id"] != "call_1" ||
 			fn["name"] != "search_knowledge_base" || fn["arguments"] != `{"query":"x"}` || call.ToolCalls[0]["elapsed_ms"] != float64(12) ||

@@ -12,9 +12,9 @@ import (
 const corsMethods = "GET, POST, PUT, PATCH, DELETE, HEAD, OPTIONS"
 
 // corsExposed are the response headers a cross-origin script may read: the
-// request id and timing every answer carries, and the file name of a
-// download.
-const corsExposed = "X-Request-ID, X-Process-Time, Content-Disposition"
+// request id and timing every answer carries, the file name of a download,
+// the status behind a chat stream's setup error, and Retry-After.
+const corsExposed = "X-Request-ID, X-Process-Time, Content-Disposition, X-Lore-Error-Status, Retry-After"
 
 // corsMaxAge lets a browser keep a preflight answer for ten minutes, so the
 // reference's front-ends (whose SDKs send custom headers, so every call is

@@ -53,11 +53,68 @@ func mergeBotConfig(stored string, in map[string]any) (string, error) {
 	if err := restoreSecrets("bot_config.", out, old); err != nil {
 		return "", err
 	}
+	if err := checkSiteBotConfig(out); err != nil {
+		return "", err
+	}
 	if bot, ok := old["api_bot"]; ok {
 		out["api_bot"] = bot
 	}
 	b, err := json.Marshal(out)
 	return string(b), err
+}
+
+// siteBotRequired are the fields the reference requires of each enabled
+// section of a site's bot_config (its SiteService.ensure_bot_config_valid):
+// saving an enabled channel without them is 400, so it never fails silently.
+// Lore serves wecom_kefu and wecom_app from them (MessengerChannelFor, which
+// also checks the key) and web_widget (the site's web_widget); the others
+// are stored and returned for the reference's admin, and no channel of
+// theirs is served.
+var siteBotRequired = []struct {
+	section string
+	fields  []string
+}{
+	{"wecom_kefu", []string{"corp_id", "secret", "token", "encoding_aes_key"}},
+	{"wecom_app", []string{"corp_id", "secret", "token", "encoding_aes_key"}},
+	{"feishu_app", []string{"app_id", "app_secret"}},
+	{"dingtalk_app", []string{"client_id", "client_secret", "template_id"}},
+	{"wecom_smart", []string{"bot_id", "secret"}},
+	{"telegram_app", []string{"bot_token"}},
+}
+
+// checkSiteBotConfig refuses an enabled section that lacks what its channel
+// needs, and a messenger section whose key the messenger crypto cannot use.
+func checkSiteBotConfig(cfg map[string]any) error {
+	for _, r := range siteBotRequired {
+		sec, _ := cfg[r.section].(map[string]any)
+		if sec == nil {
+			continue
+		}
+		if r.section == "wecom_kefu" || r.section == "wecom_app" {
+			b, _ := json.Marshal(sec)
+			var ch deps.MessengerChannel
+			if json.Unmarshal(b, &ch) != nil {
+				return BadRequest("bot_config.%s: not a valid channel configuration", r.section)
+			}
+			if err := checkChannel("bot_config."+r.section, &ch); err != nil {
+				return err
+			}
+			continue
+		}
+		if on, _ := sec["enabled"].(bool); !on {
+			continue
+		}
+		var missing []string
+		for _, f := range r.fields {
+			if v, _ := sec[f].(string); strings.TrimSpace(v) == "" {
+				missing = append(missing, f)
+			}
+		}
+		if len(missing) > 0 {
+			return BadRequest("bot_config.%s: enabling the channel requires %s", r.section, strings.Join(missing, ", "))
+		}
+	}
+	return nil
 }
 
 // siteBotConfig is a site's bot_config as the Admin API shows it: secrets
