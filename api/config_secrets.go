@@ -6,24 +6,17 @@ import (
 	"sort"
 	"strings"
 	"unicode/utf8"
-)
 
-// secretWords mark a key name as secret.
-var secretWords = []string{"key", "token", "secret", "password", "app_id", "client_id"}
+	"github.com/lorekb/lore/internal/sealed"
+)
 
 // maskMarker is the part of a masked value that marks it as such.
 const maskMarker = "****"
 
-// isSecretKey reports whether values under this key name are masked.
-func isSecretKey(name string) bool {
-	n := strings.ToLower(name)
-	for _, w := range secretWords {
-		if strings.Contains(n, w) {
-			return true
-		}
-	}
-	return false
-}
+// isSecretKey reports whether values under this key name are masked: the
+// names whose values are also encrypted at rest (sealed.SecretName: key,
+// token, secret, password, app_id, client_id).
+func isSecretKey(name string) bool { return sealed.SecretName(name) }
 
 // maskSecret masks one secret value; an empty value stays empty so readers
 // can tell "not set" from "set".

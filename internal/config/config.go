@@ -43,7 +43,13 @@ type Config struct {
 	TemporalUI    string // TEMPORAL_UI_URL (printed by make run)
 	TemporalGzip  bool   // TEMPORAL_GRPC_GZIP: compress gRPC requests to Temporal (worth it over a WAN only)
 
-	JWTSecret     string        // LORE_JWT_SECRET (generated and persisted when unset)
+	JWTSecret string // LORE_JWT_SECRET (generated and persisted when unset)
+	// SecretKey (LORE_SECRET_KEY, at least 32 bytes) encrypts the provider
+	// secrets Lore stores (internal/sealed). Unset, a random one is generated
+	// and kept in <data>/secret.key (0600) beside jwt.secret; with LORE_ENV=prod
+	// it must be set (replicas must share it, and losing a generated file
+	// would lose every stored key).
+	SecretKey     string
 	JWTTTL        time.Duration // LORE_JWT_TTL
 	AdminEmail    string        // LORE_ADMIN_EMAIL
 	AdminPassword string        // LORE_ADMIN_PASSWORD
@@ -160,6 +166,7 @@ func LoadFrom(lookup func(string) (string, bool)) (*Config, error) {
 		TemporalGzip:   e.bool("TEMPORAL_GRPC_GZIP", false),
 
 		JWTSecret:     e.str("LORE_JWT_SECRET", ""),
+		SecretKey:     e.str("LORE_SECRET_KEY", ""),
 		JWTTTL:        e.dur("LORE_JWT_TTL", 7*24*time.Hour),
 		AdminEmail:    e.str("LORE_ADMIN_EMAIL", "admin@lore.local"),
 		AdminPassword: e.str("LORE_ADMIN_PASSWORD", ""),
@@ -248,6 +255,13 @@ func LoadFrom(lookup func(string) (string, bool)) (*Config, error) {
 		}
 		c.JWTSecret = s
 	}
+	if c.SecretKey == "" {
+		s, err := persistedSecret(filepath.Join(c.DataDir, "secret.key"))
+		if err != nil {
+			return nil, err
+		}
+		c.SecretKey = s
+	}
 	return c, nil
 }
 
@@ -286,6 +300,13 @@ func (c *Config) validate() error {
 		// HS256 keys shorter than the hash can be brute-forced offline
 		// from any token.
 		return fmt.Errorf("config: LORE_JWT_SECRET must be at least 32 bytes (it is %d); unset it to use a generated one", len(c.JWTSecret))
+	case c.SecretKey != "" && len(c.SecretKey) < 32:
+		return fmt.Errorf("config: LORE_SECRET_KEY must be at least 32 bytes (it is %d); unset it to use a generated one", len(c.SecretKey))
+	case c.SecretKey == "" && c.Environment == "prod":
+		// A generated key lives in one process's data directory: replicas
+		// would each make their own, and a lost volume loses every stored
+		// provider key.
+		return fmt.Errorf("config: LORE_SECRET_KEY is required with LORE_ENV=prod (at least 32 bytes, e.g. openssl rand -hex 32); it encrypts the stored provider keys")
 	}
 	return nil
 }
@@ -295,19 +316,49 @@ func (c *Config) validate() error {
 // 65,535-byte VarChar limit, so no chunk is ever refused for its length.
 const MaxChunkSize = 65535 / 4
 
+// persistedSecret reads the secret kept in path, or creates it: 32 random
+// bytes in hex, mode 0600. The file appears whole or not at all (written
+// aside, then linked into place, which fails when it exists), so processes
+// starting together on one data directory (serve and worker) agree on one
+// secret.
 func persistedSecret(path string) (string, error) {
-	if b, err := os.ReadFile(path); err == nil && len(strings.TrimSpace(string(b))) >= 32 {
-		return strings.TrimSpace(string(b)), nil
+	read := func() (string, bool) {
+		b, err := os.ReadFile(path)
+		s := strings.TrimSpace(string(b))
+		return s, err == nil && len(s) >= 32
+	}
+	if s, ok := read(); ok {
+		return s, nil
+	}
+	if _, err := os.Stat(path); err == nil {
+		return "", fmt.Errorf("config: %s holds no secret of at least 32 bytes; remove it to generate one", path)
 	}
 	buf := make([]byte, 32)
 	if _, err := rand.Read(buf); err != nil {
 		return "", err
 	}
-	s := hex.EncodeToString(buf)
-	if err := os.WriteFile(path, []byte(s+"\n"), 0o600); err != nil {
-		return "", fmt.Errorf("config: persist jwt secret: %w", err)
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".secret-*")
+	if err != nil {
+		return "", fmt.Errorf("config: persist %s: %w", filepath.Base(path), err)
 	}
-	return s, nil
+	defer os.Remove(tmp.Name())
+	_, werr := tmp.WriteString(hex.EncodeToString(buf) + "\n")
+	if cerr := tmp.Close(); werr == nil {
+		werr = cerr
+	}
+	if werr == nil {
+		werr = os.Chmod(tmp.Name(), 0o600)
+	}
+	if werr != nil {
+		return "", fmt.Errorf("config: persist %s: %w", filepath.Base(path), werr)
+	}
+	if err := os.Link(tmp.Name(), path); err != nil && !os.IsExist(err) {
+		return "", fmt.Errorf("config: persist %s: %w", filepath.Base(path), err)
+	}
+	if s, ok := read(); ok {
+		return s, nil
+	}
+	return "", fmt.Errorf("config: %s holds no secret of at least 32 bytes", path)
 }
 
 // source reads variables through a lookup function, with typed defaults.

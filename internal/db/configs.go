@@ -20,7 +20,7 @@ func (d *DB) GetSystemConfig(ctx context.Context, tenantID int64, key string) (*
 	if err != nil {
 		return nil, Classify(err)
 	}
-	return row, nil
+	return row, d.openConfig(row)
 }
 
 // ListSystemConfigs returns every configuration document of a tenant,
@@ -28,13 +28,18 @@ func (d *DB) GetSystemConfig(ctx context.Context, tenantID int64, key string) (*
 func (d *DB) ListSystemConfigs(ctx context.Context, tenantID int64) ([]models.SystemConfig, error) {
 	rows := []models.SystemConfig{}
 	err := d.NewSelect().Model(&rows).Where("tenant_id = ?", tenantID).Order("config_key").Scan(ctx)
+	for i := range rows {
+		if err == nil {
+			err = d.openConfig(&rows[i])
+		}
+	}
 	return rows, Classify(err)
 }
 
 // PutSystemConfig stores (inserts or replaces) a configuration document.
 func (d *DB) PutSystemConfig(ctx context.Context, tenantID int64, key, value string) (*models.SystemConfig, error) {
 	row := &models.SystemConfig{TenantID: tenantID, ConfigKey: key, Value: value}
-	err := upsertSystemConfig(ctx, d.DB, row)
+	err := d.withSealed(&row.Value, func() error { return upsertSystemConfig(ctx, d.DB, row) })
 	return row, err
 }
 
@@ -66,14 +71,19 @@ func (d *DB) UpdateSystemConfig(ctx context.Context, tenantID int64, key string,
 		if err := q.Scan(ctx); err != nil {
 			return err
 		}
+		if err := d.openConfig(cur); err != nil {
+			return err
+		}
 		value, err := fn(cur.Value, created == 0)
 		if err != nil {
 			fnErr = err
 			return err
 		}
 		cur.Value, cur.UpdatedAt = value, now
-		_, err = tx.NewUpdate().Model(cur).Column("value", "updated_at").WherePK().Exec(ctx)
-		return err
+		return d.withSealed(&cur.Value, func() error {
+			_, err := tx.NewUpdate().Model(cur).Column("value", "updated_at").WherePK().Exec(ctx)
+			return err
+		})
 	})
 	if fnErr != nil {
 		return nil, fnErr

@@ -20,12 +20,17 @@ import (
 	"github.com/uptrace/bun/dialect/pgdialect"
 	"github.com/uptrace/bun/dialect/sqlitedialect"
 	"github.com/uptrace/bun/driver/sqliteshim"
+
+	"github.com/lorekb/lore/internal/sealed"
 )
 
 // DB wraps bun.DB with the facts queries need about the dialect.
 type DB struct {
 	*bun.DB
 	changes changeHooks // what committed writes touched, for the caches above (changes.go)
+	// Secrets seals the provider secrets of system configs, data sources
+	// and site bot settings at rest (see secrets.go); nil stores them clear.
+	Secrets *sealed.Box
 }
 
 // Open connects to PostgreSQL when dsn starts with postgres:// or postgresql://,

@@ -2,6 +2,7 @@ package db
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"time"
 
@@ -68,7 +69,7 @@ func (d *DB) CountImportItems(ctx context.Context, importID string) (int, error)
 // DataSourceFilter narrows a data source list to a tenant and, for callers
 // who are not admins, to their sites.
 type DataSourceFilter struct {
-	TenantID int64
+	TenantID int64 // 0: every tenant (a platform admin)
 	// SiteIDs, when non-nil, keeps only data sources of these sites (a
 	// site_admin's); tenant-wide data sources are then left out.
 	SiteIDs []int64
@@ -80,7 +81,10 @@ type DataSourceFilter struct {
 // ListDataSources lists data sources, newest first, with the total count.
 func (d *DB) ListDataSources(ctx context.Context, f DataSourceFilter) ([]models.DataSource, int, error) {
 	var out []models.DataSource
-	q := d.NewSelect().Model(&out).Where("tenant_id = ?", f.TenantID).OrderExpr("id DESC")
+	q := d.NewSelect().Model(&out).OrderExpr("id DESC")
+	if f.TenantID > 0 {
+		q = q.Where("tenant_id = ?", f.TenantID)
+	}
 	if f.SiteIDs != nil {
 		if len(f.SiteIDs) == 0 {
 			return []models.DataSource{}, 0, nil
@@ -97,6 +101,11 @@ func (d *DB) ListDataSources(ctx context.Context, f DataSourceFilter) ([]models.
 	if out == nil {
 		out = []models.DataSource{}
 	}
+	for i := range out {
+		if err == nil {
+			err = d.openDataSource(&out[i])
+		}
+	}
 	return out, int(n), Classify(err)
 }
 
@@ -106,7 +115,7 @@ func (d *DB) GetDataSource(ctx context.Context, id int64) (*models.DataSource, e
 	if err := d.NewSelect().Model(ds).Where("id = ?", id).Scan(ctx); err != nil {
 		return nil, Classify(err)
 	}
-	return ds, nil
+	return ds, d.openDataSource(ds)
 }
 
 // SaveDataSource inserts a new data source (ID 0) or updates one.
@@ -115,10 +124,16 @@ func (d *DB) SaveDataSource(ctx context.Context, ds *models.DataSource) error {
 	ds.UpdatedAt = now
 	if ds.ID == 0 {
 		ds.CreatedAt = now
-		_, err := d.NewInsert().Model(ds).Exec(ctx)
-		return Classify(err)
+		return Classify(d.withSealed(&ds.Config, func() error {
+			_, err := d.NewInsert().Model(ds).Exec(ctx)
+			return err
+		}))
 	}
-	res, err := d.NewUpdate().Model(ds).WherePK().Exec(ctx)
+	var res sql.Result
+	err := d.withSealed(&ds.Config, func() (err error) {
+		res, err = d.NewUpdate().Model(ds).WherePK().Exec(ctx)
+		return err
+	})
 	if err != nil {
 		return Classify(err)
 	}

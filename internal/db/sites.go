@@ -2,6 +2,7 @@ package db
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"strconv"
 	"strings"
@@ -15,6 +16,9 @@ import (
 func (d *DB) GetSite(ctx context.Context, id int64) (*models.Site, error) {
 	s := new(models.Site)
 	err := d.NewSelect().Model(s).Where("id = ?", id).Scan(ctx)
+	if err == nil {
+		err = d.openSite(s)
+	}
 	return s, Classify(err)
 }
 
@@ -23,6 +27,9 @@ func (d *DB) GetSite(ctx context.Context, id int64) (*models.Site, error) {
 func (d *DB) SiteBySlug(ctx context.Context, slug string) (*models.Site, error) {
 	s := new(models.Site)
 	err := d.NewSelect().Model(s).Where("slug = ?", slug).Scan(ctx)
+	if err == nil {
+		err = d.openSite(s)
+	}
 	return s, Classify(err)
 }
 
@@ -31,6 +38,9 @@ func (d *DB) SiteBySlug(ctx context.Context, slug string) (*models.Site, error) 
 func (d *DB) SiteByDomain(ctx context.Context, domain string) (*models.Site, error) {
 	s := new(models.Site)
 	err := d.NewSelect().Model(s).Where("domain = ?", strings.ToLower(strings.TrimSpace(domain))).Scan(ctx)
+	if err == nil {
+		err = d.openSite(s)
+	}
 	return s, Classify(err)
 }
 
@@ -41,8 +51,11 @@ type SiteFilter struct {
 	TenantID int64   // 0 = any
 	Keyword  string  // matches name, slug, description (and domain)
 	SiteIDs  []int64 // nil = every site; non-nil restricts (non-admin users)
-	Limit    int
-	Offset   int
+	// PublicOnly keeps the sites anyone may read: is_public and no access
+	// password (the Client API's list).
+	PublicOnly bool
+	Limit      int
+	Offset     int
 }
 
 // ListSites returns a page of sites, newest (highest id) first, and the total.
@@ -58,6 +71,9 @@ func (d *DB) ListSites(ctx context.Context, f SiteFilter) ([]models.Site, int, e
 	if f.SiteIDs != nil {
 		q = q.Where("id IN (?)", bun.In(f.SiteIDs))
 	}
+	if f.PublicOnly {
+		q = q.Where("is_public = ?", true).Where("requires_password = ?", false)
+	}
 	if f.Keyword != "" {
 		like, op := Like(f.Keyword), d.LikeOp()
 		q = q.WhereGroup(" AND ", func(q *bun.SelectQuery) *bun.SelectQuery {
@@ -68,6 +84,9 @@ func (d *DB) ListSites(ctx context.Context, f SiteFilter) ([]models.Site, int, e
 		})
 	}
 	n, err := q.OrderExpr("id DESC").Limit(int64(f.Limit)).Offset(int64(f.Offset)).ScanAndCount(ctx)
+	if err == nil {
+		err = d.openSites(sites)
+	}
 	return sites, int(n), Classify(err)
 }
 
@@ -194,7 +213,7 @@ func truncateSlug(s string, n int) string {
 
 // CreateSite inserts a site; a unique violation is ErrConflict.
 func (d *DB) CreateSite(ctx context.Context, s *models.Site) error {
-	return Classify(insertSite(ctx, d.DB, s))
+	return Classify(d.insertSite(ctx, d.DB, s))
 }
 
 // CreateSiteWithAdmin inserts a site and gives it its administrator in the
@@ -205,7 +224,7 @@ func (d *DB) CreateSite(ctx context.Context, s *models.Site) error {
 // ErrConflict.
 func (d *DB) CreateSiteWithAdmin(ctx context.Context, s *models.Site, newUser *models.User, assignTo int64) error {
 	return d.Tx(ctx, func(ctx context.Context, tx bun.Tx) error {
-		if err := insertSite(ctx, tx, s); err != nil {
+		if err := d.insertSite(ctx, tx, s); err != nil {
 			return err
 		}
 		switch {
@@ -219,7 +238,7 @@ func (d *DB) CreateSiteWithAdmin(ctx context.Context, s *models.Site, newUser *m
 	})
 }
 
-func insertSite(ctx context.Context, db bun.IDB, s *models.Site) error {
+func (d *DB) insertSite(ctx context.Context, db bun.IDB, s *models.Site) error {
 	now := time.Now().UTC()
 	s.CreatedAt, s.UpdatedAt = now, now
 	if s.QuickQuestions == "" {
@@ -231,9 +250,11 @@ func insertSite(ctx context.Context, db bun.IDB, s *models.Site) error {
 	// bun writes DEFAULT for zero values of columns with a default (or omits
 	// them), which would turn is_public=false into true: list the columns and
 	// force the value, then read the row back.
-	_, err := db.NewInsert().Model(s).ExcludeColumn("id").Value("is_public", "?", s.IsPublic).
-		Returning("*").Exec(ctx)
-	return err
+	return d.withSealed(&s.BotConfig, func() error {
+		_, err := db.NewInsert().Model(s).ExcludeColumn("id").Value("is_public", "?", s.IsPublic).
+			Returning("*").Exec(ctx)
+		return err
+	})
 }
 
 // siteEditable are the columns a site update writes. The access password and
@@ -247,7 +268,11 @@ var siteEditable = []string{"tenant_id", "name", "slug", "domain", "description"
 func (d *DB) UpdateSite(ctx context.Context, s *models.Site) error {
 	before := d.siteKeys(ctx, s.ID) // its old slug and domain leave the caches too
 	s.UpdatedAt = time.Now().UTC()
-	res, err := d.NewUpdate().Model(s).Column(siteEditable...).WherePK().Where("deleting = ?", false).Exec(ctx)
+	var res sql.Result
+	err := d.withSealed(&s.BotConfig, func() (err error) {
+		res, err = d.NewUpdate().Model(s).Column(siteEditable...).WherePK().Where("deleting = ?", false).Exec(ctx)
+		return err
+	})
 	if err != nil {
 		return Classify(err)
 	}

@@ -19,7 +19,6 @@ import (
 	"github.com/lorekb/lore/internal/rerank"
 	"github.com/lorekb/lore/internal/rerank/cohere"
 	"github.com/lorekb/lore/internal/rerank/lexical"
-	"github.com/lorekb/lore/models"
 )
 
 // AIConfigKey is the system configuration key of the model settings.
@@ -82,13 +81,12 @@ func (d *Deps) ForgetAIConfig(tenantID int64) { d.aiConfigs.Forget(tenantID) }
 // LoadAIConfig reads the tenant's ai-config from the database.
 func (d *Deps) LoadAIConfig(ctx context.Context, tenantID int64) (AIConfig, error) {
 	cfg := d.DefaultAIConfig()
-	var row models.SystemConfig
-	err := d.DB.NewSelect().Model(&row).Where("tenant_id = ? AND config_key = ?", tenantID, AIConfigKey).Scan(ctx)
+	row, err := d.DB.GetSystemConfig(ctx, tenantID, AIConfigKey) // secrets opened (db/secrets.go)
 	if err != nil {
-		if errors.Is(db.Classify(err), db.ErrNotFound) {
+		if errors.Is(err, db.ErrNotFound) {
 			return cfg, nil
 		}
-		return cfg, db.Classify(err)
+		return cfg, err
 	}
 	var stored AIConfig
 	if err := json.Unmarshal([]byte(row.Value), &stored); err != nil {

@@ -7,7 +7,6 @@ import (
 	"fmt"
 
 	"github.com/lorekb/lore/internal/db"
-	"github.com/lorekb/lore/models"
 )
 
 // BotConfigKey is the system configuration key of the bot channels.
@@ -71,13 +70,12 @@ func DefaultBotConfig() BotConfig {
 // BotConfig returns the tenant's bot-config (defaults when none is stored).
 func (d *Deps) BotConfig(ctx context.Context, tenantID int64) (BotConfig, error) {
 	cfg := DefaultBotConfig()
-	var row models.SystemConfig
-	err := d.DB.NewSelect().Model(&row).Where("tenant_id = ? AND config_key = ?", tenantID, BotConfigKey).Scan(ctx)
+	row, err := d.DB.GetSystemConfig(ctx, tenantID, BotConfigKey) // secrets opened (db/secrets.go)
 	if err != nil {
-		if errors.Is(db.Classify(err), db.ErrNotFound) {
+		if errors.Is(err, db.ErrNotFound) {
 			return cfg, nil
 		}
-		return cfg, db.Classify(err)
+		return cfg, err
 	}
 	if err := json.Unmarshal([]byte(row.Value), &cfg); err != nil {
 		return cfg, fmt.Errorf("bot-config: %w", err)

@@ -78,6 +78,10 @@ func Open(ctx context.Context, cfg *config.Config, log *slog.Logger) (*Deps, err
 		d.Close()
 		return nil, err
 	}
+	if err := SealSecrets(ctx, database, cfg, log); err != nil {
+		d.Close()
+		return nil, err
+	}
 	if cfg.RedisURL != "" {
 		c, err := rediscache.Open(cfg.RedisURL, "lore:")
 		if err != nil {
