@@ -114,8 +114,9 @@ func (s *Server) collectionRoutes() []Route {
 			Summary:  "Delete a collection; refused (400) while it has child collections or documents",
 			Response: Message{}, Handler: s.deleteCollection},
 		{Surface: Client, Method: http.MethodGet, Path: "/collections:tree", Tag: "collections", Perm: Public,
-			Summary: "Collection tree of an active site, optionally with its published documents",
-			Query:   ClientTreeQuery{}, Response: []TreeNode{}, Handler: s.clientTree},
+			Summary:     "Collection tree of an active site, optionally with its published documents",
+			Description: privateSiteDoc,
+			Query:       ClientTreeQuery{}, Response: []TreeNode{}, Handler: s.clientTree},
 	}
 }
 

@@ -115,9 +115,10 @@ func dataSourceView(ds *models.DataSource) DataSource {
 	return out
 }
 
-// loadDataSource reads the {id} data source of the caller's tenant: a site
-// administrator only those of their sites (403 otherwise), a tenant-wide one
-// only an admin.
+// loadDataSource reads the {id} data source of the caller's tenant (any
+// tenant's for a platform admin): a site
+// administrator only those of their sites, a tenant-wide one only an admin;
+// any other is 404, as a missing one.
 func (s *Server) loadDataSource(c *fiber.Ctx) (*models.DataSource, error) {
 	id, err := pathInt(c, "id")
 	if err != nil {
@@ -125,7 +126,7 @@ func (s *Server) loadDataSource(c *fiber.Ctx) (*models.DataSource, error) {
 	}
 	ds, err := s.d.DB.GetDataSource(c.UserContext(), id)
 	p := principal(c)
-	if errors.Is(err, db.ErrNotFound) || (err == nil && ds.TenantID != p.User.TenantID) {
+	if errors.Is(err, db.ErrNotFound) || (err == nil && !p.IsPlatform() && ds.TenantID != p.User.TenantID) {
 		return nil, NotFound("data source")
 	}
 	if err != nil {
@@ -134,14 +135,20 @@ func (s *Server) loadDataSource(c *fiber.Ctx) (*models.DataSource, error) {
 	switch {
 	case p.IsAdmin():
 	case ds.SiteID == nil || !p.CanSite(*ds.SiteID, SiteAdminUp):
-		return nil, ErrForbidden
+		return nil, NotFound("data source") // outside the caller's scope: as missing
 	}
 	return ds, nil
 }
 
 func (s *Server) listDataSources(c *fiber.Ctx) error {
 	p := principal(c)
-	f := db.DataSourceFilter{TenantID: p.User.TenantID, SiteIDs: p.SiteFilter()}
+	f := db.DataSourceFilter{TenantID: p.User.TenantID}
+	if p.IsPlatform() {
+		f.TenantID = 0 // every tenant's
+	}
+	if !p.IsAdmin() {
+		f.SiteIDs = p.SiteFilter() // the tenant-wide ones are for admins
+	}
 	rows, _, err := s.d.DB.ListDataSources(c.UserContext(), f)
 	if err != nil {
 		return err
@@ -164,6 +171,33 @@ func s3Config(raw map[string]any) (s3src.Config, error) {
 		return c, Invalid("%v", err)
 	}
 	return c, nil
+}
+
+// s3Endpoint is where a bucket config sends its keys: the endpoint URL,
+// lower-cased ("" when malformed).
+func s3Endpoint(c s3src.Config) string {
+	u, err := c.URL()
+	if err != nil {
+		return ""
+	}
+	return strings.ToLower(strings.TrimRight(u, "/"))
+}
+
+// checkEndpoint applies the outbound-address rules of provider endpoints to
+// an external bucket when it is saved (a clear 422): metadata, link-local and
+// unspecified addresses never, loopback and private ones only when
+// LORE_ALLOWED_PROVIDER_HOSTS allows them. Every connection is checked again
+// on its resolved address (Deps.Outbound), so a name that resolves inside
+// later is refused too.
+func (s *Server) checkEndpoint(cfg s3src.Config) error {
+	u, err := cfg.URL()
+	if err == nil {
+		err = s.d.Guard().CheckURL(u)
+	}
+	if err != nil {
+		return Invalid("config.endpoint: %v", err)
+	}
+	return nil
 }
 
 // checkSource reaches an external bucket before it is saved, so a typo in
@@ -197,10 +231,7 @@ func (s *Server) createDataSource(c *fiber.Ctx) error {
 		if err != nil {
 			return err
 		}
-		if site.TenantID != ds.TenantID {
-			return BadRequest("site_id: site %d does not exist", site.ID)
-		}
-		ds.SiteID = &site.ID
+		ds.TenantID, ds.SiteID = site.TenantID, &site.ID // a site in scope (bodySite)
 	} else if !p.IsAdmin() {
 		return Invalid("site_id: required (a site you manage)")
 	}
@@ -217,6 +248,9 @@ func (s *Server) createDataSource(c *fiber.Ctx) error {
 func (s *Server) setS3Config(c *fiber.Ctx, ds *models.DataSource, raw map[string]any) error {
 	cfg, err := s3Config(raw)
 	if err != nil {
+		return err
+	}
+	if err := s.checkEndpoint(cfg); err != nil {
 		return err
 	}
 	b, _ := json.Marshal(cfg)
@@ -251,14 +285,19 @@ func (s *Server) updateDataSource(c *fiber.Ctx) error {
 	if in.Config != nil && ds.Type == models.DataSourceS3 {
 		var old s3src.Config
 		_ = json.Unmarshal([]byte(ds.Config), &old)
-		sec, _ := in.Config["secret_key"].(string)
-		newEndpoint, _ := in.Config["endpoint"].(string)
-		if (sec == "" || strings.Contains(sec, maskMarker)) && newEndpoint != "" && newEndpoint != old.Endpoint {
-			return Invalid("config.secret_key: the endpoint changed; send the secret again")
-		}
 		merged := toJSONMap(old)
 		for k, v := range in.Config {
 			merged[k] = v
+		}
+		// The stored secret only ever goes to the address it was given
+		// for: a new endpoint (host, port or scheme) needs it again.
+		if sec, _ := in.Config["secret_key"].(string); sec == "" || strings.Contains(sec, maskMarker) {
+			var next s3src.Config
+			b, _ := json.Marshal(merged)
+			_ = json.Unmarshal(b, &next)
+			if s3Endpoint(next) != s3Endpoint(old) {
+				return Invalid("config.secret_key: the endpoint changed; send the secret again")
+			}
 		}
 		if err := restoreSecrets("config.", merged, toJSONMap(old)); err != nil {
 			return err

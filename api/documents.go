@@ -141,10 +141,12 @@ func (s *Server) documentRoutes() []Route {
 			Summary: "Delete a document and its vectors", Response: MessageWithJob{}, Handler: s.deleteDocument},
 		{Surface: Client, Method: http.MethodGet, Path: "/documents", Tag: "documents", Perm: Public,
 			Summary: "List published documents of active sites", Query: ClientDocumentQuery{},
-			Response: Page[DocumentResponse]{}, Handler: s.listDocumentsClient},
+			Description: "Without site_id, documents of private sites and of sites behind a password are left out. " + privateSiteDoc,
+			Response:    Page[DocumentResponse]{}, Handler: s.listDocumentsClient},
 		{Surface: Client, Method: http.MethodGet, Path: "/documents/{id}", Tag: "documents", Perm: Public,
-			Summary: "Get a published document; counts a view (IP, user agent, referer)",
-			Query:   ClientDocumentDetailQuery{}, Response: DocumentResponse{}, Handler: s.getDocumentClient},
+			Summary:     "Get a published document; counts a view (IP, user agent, referer)",
+			Description: privateSiteDoc,
+			Query:       ClientDocumentDetailQuery{}, Response: DocumentResponse{}, Handler: s.getDocumentClient},
 	}
 }
 

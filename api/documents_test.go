@@ -195,17 +195,18 @@ func TestDocumentRoles(t *testing.T) {
 		if _, total := kbList(h, adminPath+"/documents", h.admin); total != 2 {
 			t.Fatalf("admin list: %d", total)
 		}
-		h.must(403, "GET", fmt.Sprintf("%s/documents?site_id=%d", adminPath, other.ID), nil, editor)
-		h.must(403, "GET", adminPath+"/documents/"+itoa(theirs.ID), nil, editor)
-		h.must(403, "POST", adminPath+"/documents", map[string]any{"title": "x", "site_id": other.ID}, editor)
-		h.must(403, "PUT", adminPath+"/documents/"+itoa(theirs.ID), map[string]any{"title": "x"}, editor)
+		// Another site's documents are answered as missing ones.
+		h.must(404, "GET", fmt.Sprintf("%s/documents?site_id=%d", adminPath, other.ID), nil, editor)
+		h.must(404, "GET", adminPath+"/documents/"+itoa(theirs.ID), nil, editor)
+		h.must(400, "POST", adminPath+"/documents", map[string]any{"title": "x", "site_id": other.ID}, editor)
+		h.must(404, "PUT", adminPath+"/documents/"+itoa(theirs.ID), map[string]any{"title": "x"}, editor)
 		h.must(200, "GET", adminPath+"/documents/"+itoa(mine.ID), nil, editor)
 		h.must(200, "PUT", adminPath+"/documents/"+itoa(mine.ID), map[string]any{"title": "mine2"}, editor)
 		h.must(201, "POST", adminPath+"/documents", map[string]any{"title": "new", "site_id": site.ID}, editor)
 		// Editors cannot delete; site admins can, on their sites.
 		before := kbCount(h, (*models.Document)(nil))
 		h.must(403, "DELETE", adminPath+"/documents/"+itoa(mine.ID), nil, editor)
-		h.must(403, "DELETE", adminPath+"/documents/"+itoa(theirs.ID), nil, siteAdmin)
+		h.must(404, "DELETE", adminPath+"/documents/"+itoa(theirs.ID), nil, siteAdmin)
 		if n := kbCount(h, (*models.Document)(nil)); n != before {
 			t.Fatalf("refused deletes changed the count")
 		}

@@ -93,14 +93,14 @@ func (s *Server) adminObject(c *fiber.Ctx) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	// Another site's objects are 403 whether they exist or not (as every
-	// site-scoped route answers); objects outside sites/ are 404 for
-	// non-admins, again whether they exist or not.
+	// Objects of a site outside the caller's scope are 404 whether they
+	// exist or not (as a missing file); so are objects outside sites/ for
+	// all but platform admins (they belong to no tenant).
 	if id, ok := siteOfObject(name); ok {
 		if err := requireSite(c, id, SiteAdminUp); err != nil {
-			return "", err
+			return "", hiddenAs(err, NotFound("file"))
 		}
-	} else if !principal(c).IsAdmin() {
+	} else if !principal(c).IsPlatform() {
 		return "", NotFound("file")
 	}
 	return name, nil
@@ -108,12 +108,12 @@ func (s *Server) adminObject(c *fiber.Ctx) (string, error) {
 
 // canObject reports whether an admin-surface caller may manage an object:
 // objects under sites/<id>/ belong to that site, every other object (the
-// default uploads/ folder) to admins only.
+// default uploads/ folder) to platform admins only.
 func (p *Principal) canObject(name string) bool {
 	if id, ok := siteOfObject(name); ok {
 		return p.CanSite(id, SiteAdminUp)
 	}
-	return p.IsAdmin()
+	return p.IsPlatform()
 }
 
 // clientObject reads the object name and checks the reader may see it: files

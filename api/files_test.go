@@ -460,9 +460,10 @@ func TestFilesOfSites(t *testing.T) {
 			t.Fatalf("site admin list: %+v", pg)
 		}
 		h.must(200, "GET", adminPath+"/files/"+inLocked.ObjectName+":info", nil, sa)
-		h.must(403, "GET", adminPath+"/files/"+inOther.ObjectName+":info", nil, sa)
-		h.must(403, "DELETE", adminPath+"/files/"+inOther.ObjectName, nil, sa)
-		if r := h.upload("/files:upload", sa, []upPart{{"file", "x.txt", []byte("x")}}, map[string]string{"folder": "sites/" + itoa(other.ID)}); r.Status != 403 {
+		// Another site's files are answered as missing ones.
+		h.must(404, "GET", adminPath+"/files/"+inOther.ObjectName+":info", nil, sa)
+		h.must(404, "DELETE", adminPath+"/files/"+inOther.ObjectName, nil, sa)
+		if r := h.upload("/files:upload", sa, []upPart{{"file", "x.txt", []byte("x")}}, map[string]string{"folder": "sites/" + itoa(other.ID)}); r.Status != 400 {
 			t.Fatalf("upload into another site: %d", r.Status)
 		}
 		h.must(200, "GET", adminPath+"/files:list", nil, h.admin).into(t, &pg)

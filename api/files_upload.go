@@ -44,13 +44,13 @@ func (s *Server) uploadFolder(c *fiber.Ctx, formValue string) (string, error) {
 	id, ok := siteOfObject(folder + "/")
 	p := principal(c)
 	if !ok {
-		if !p.IsAdmin() {
-			return "", Invalid("folder: site admins upload into sites/<site_id>/ (other folders are for admins)")
+		if !p.IsPlatform() {
+			return "", Invalid("folder: upload into sites/<site_id>/ (other folders are for platform admins)")
 		}
 		return folder, nil
 	}
 	if err := requireSite(c, id, SiteAdminUp); err != nil {
-		return "", err
+		return "", hiddenAs(err, BadRequest("folder: site %d does not exist", id))
 	}
 	if _, err := visibleSite(s.d.DB.GetSite(c.UserContext(), id)); err != nil {
 		return "", BadRequest("folder: site %d does not exist", id)

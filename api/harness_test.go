@@ -68,6 +68,9 @@ func newBareHarness(t *testing.T, dialect string, env map[string]string) *harnes
 		t.Fatal(err)
 	}
 	database := dbtest.Open(t, dialect)
+	if err := deps.SealSecrets(context.Background(), database, cfg, nil); err != nil {
+		t.Fatal(err)
+	}
 	var c cache.Cache = memory.New(1000)
 	if cfg.RedisURL != "" {
 		// Keys of this server only, dropped at the end.
@@ -88,14 +91,22 @@ func newBareHarness(t *testing.T, dialect string, env map[string]string) *harnes
 // returns a login token for it.
 func (h *harness) userToken(role string, sites ...int64) string {
 	h.t.Helper()
+	tid, _ := h.d.DB.EnsureDefaultTenant(context.Background())
+	tok, _ := h.tenantUser(role, tid, sites...)
+	return tok
+}
+
+// tenantUser creates an active user of the tenant with the role, assigned
+// to the sites, and returns a login token and its id.
+func (h *harness) tenantUser(role string, tenant int64, sites ...int64) (string, int64) {
+	h.t.Helper()
 	h.users++
 	email := fmt.Sprintf("%s%d@example.com", strings.ReplaceAll(role, "_", ""), h.users)
 	hash, err := HashPassword("password123")
 	if err != nil {
 		h.t.Fatal(err)
 	}
-	tid, _ := h.d.DB.EnsureDefaultTenant(context.Background())
-	u := &models.User{TenantID: tid, Name: email, Email: email, PasswordHash: hash, Role: role, Status: models.UserActive}
+	u := &models.User{TenantID: tenant, Name: email, Email: email, PasswordHash: hash, Role: role, Status: models.UserActive}
 	if err := h.d.DB.CreateUser(context.Background(), u, sites); err != nil {
 		h.t.Fatal(err)
 	}
@@ -103,7 +114,7 @@ func (h *harness) userToken(role string, sites ...int64) string {
 	if err != nil {
 		h.t.Fatal(err)
 	}
-	return tok
+	return tok, u.ID
 }
 
 // resp is a decoded response.

@@ -33,7 +33,8 @@ type jobFilter struct {
 	siteID   int64
 	statuses []string // Temporal ExecutionStatus names
 	since    time.Time
-	none     bool // matches nothing (a caller with no sites, a status no job has)
+	none     bool  // matches nothing (a caller with no sites, a status no job has)
+	tenant   int64 // a tenant admin's tenant: only its jobs (0: any)
 }
 
 // temporalStatus maps the job statuses of the API to visibility's names.
@@ -89,6 +90,8 @@ func (s *Server) queryJobs(c *fiber.Ctx, f jobFilter, page *PageQuery) ([]*JobVi
 		if err := requireSite(c, f.siteID, SiteAdminUp); err != nil {
 			return nil, 0, err
 		}
+	} else if p.IsAdmin() && !p.IsPlatform() {
+		f.tenant = p.User.TenantID
 	} else if !p.IsAdmin() {
 		sites = p.SiteFilter()
 		if len(sites) == 1 && sites[0] == -1 {
@@ -147,6 +150,9 @@ func (f jobFilter) visibilityQuery(sites []int64) string {
 			ids[i] = fmt.Sprint(id)
 		}
 		parts = append(parts, fmt.Sprintf("%s IN (%s)", workflows.AttrSite.GetName(), strings.Join(ids, ",")))
+	}
+	if f.tenant > 0 {
+		parts = append(parts, fmt.Sprintf("%s = %d", workflows.AttrTenant.GetName(), f.tenant))
 	}
 	if len(f.statuses) > 0 {
 		st := make([]string, len(f.statuses))

@@ -125,7 +125,8 @@ func (s *Server) launch(ctx context.Context, tc client.Client, js jobStart) (cli
 func shortID() string { return strings.ReplaceAll(uuid.NewString(), "-", "")[:8] }
 
 // loadJob reads the {id} job and checks the caller may see it: admins every
-// job, others jobs of their sites (and the site-less jobs they started).
+// job, tenant admins their tenant's, others jobs of their sites (and the
+// site-less jobs they started); any other job is 404.
 func (s *Server) loadJob(c *fiber.Ctx) (*models.Job, error) {
 	id := c.Params("id")
 	if id == "" || len(id) > 200 {
@@ -138,15 +139,21 @@ func (s *Server) loadJob(c *fiber.Ctx) (*models.Job, error) {
 	if err != nil {
 		return nil, err
 	}
+	// A job outside the caller's scope is answered as a missing one (404),
+	// whatever its state, so job ids of other sites cannot be probed.
 	p := principal(c)
 	switch {
-	case p.IsAdmin():
+	case p.IsPlatform():
 	case j.SiteID != 0:
-		if !p.CanSite(j.SiteID, SiteAdminUp) {
-			return nil, ErrForbidden
+		if err := requireSite(c, j.SiteID, SiteAdminUp); err != nil {
+			return nil, hiddenAs(err, NotFound("job"))
+		}
+	case p.IsAdmin():
+		if j.TenantID != p.User.TenantID {
+			return nil, NotFound("job")
 		}
 	case j.CreatedBy != p.User.ID:
-		return nil, ErrForbidden
+		return nil, NotFound("job")
 	}
 	return j, nil
 }

@@ -95,6 +95,12 @@ func (s *Server) operation(reg huma.Registry, r Route) *huma.Operation {
 	}
 	if r.Surface == Admin && r.Perm != Public {
 		op.Security = []map[string][]string{{"bearer": {}}}
+		// The least role, and how the handler limits those below the
+		// platform admin (README "Roles").
+		op.Extensions = map[string]any{"x-lore-least-role": leastRoleName[r.Perm]}
+		if sc := RouteScope(r); sc != ScopeNone {
+			op.Extensions["x-lore-scope"] = sc
+		}
 	}
 	for _, m := range paramRe.FindAllStringSubmatch(r.Path, -1) {
 		op.Parameters = append(op.Parameters, &huma.Param{

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -46,32 +47,37 @@ func TestReadmeRoleMatrixIsCurrent(t *testing.T) {
 var pathParam = regexp.MustCompile(`\{[a-z_]+\+?\}`)
 
 // matrixSite is a site of the role matrix fixture with one resource of each
-// kind the admin routes address.
+// kind the admin routes address. A missing site names ids that do not exist
+// (nothing is created for it): what a caller gets for it is what a resource
+// outside its scope must look like.
 type matrixSite struct {
-	id           int64
+	id, tenant   int64
 	slug, domain string
 	doc, col     int64
 	key          int64
 	file         string
 	ds           int64 // an internal data source of the site
+	user         int64 // a user of the site's tenant no caller is
+	missing      bool
 }
 
 // matrixCaller is a user the role matrix calls the routes as.
 type matrixCaller struct {
-	role  string
-	level Perm
-	token string
-	id    int64
-	job   string // a job this user started on its site
+	role     string
+	level    Perm
+	token    string
+	id       int64
+	job      string     // a job this user started on its site
+	own      matrixSite // the site it manages
+	platform bool
 }
 
 // matrix builds the requests of the role matrix: every route addressed at a
 // resource of a given site, for a given caller.
 type matrix struct {
-	h      *harness
-	store  blob.Store
-	victim int64 // a user whose token the matrix does not use
-	n      int   // makes fresh names unique
+	h     *harness
+	store blob.Store
+	n     int // makes fresh names unique
 }
 
 func (m *matrix) fresh(prefix string) string {
@@ -93,19 +99,37 @@ func (m *matrix) file(siteID int64) string {
 	return name
 }
 
-func (m *matrix) site(name string) matrixSite {
+// newSite creates a site of the tenant.
+func (m *matrix) newSite(name string, tenant int64) *models.Site {
+	st := kbSite(m.h, name)
+	if st.TenantID != tenant {
+		kbSetSite(m.h, st.ID, "tenant_id = ?", tenant)
+		st.TenantID = tenant
+	}
+	return st
+}
+
+func (m *matrix) site(name string, tenant int64) matrixSite {
 	h := m.h
-	st := kbSite(h, name)
+	st := m.newSite(name, tenant)
 	kbSetSite(h, st.ID, "domain = ?", st.Slug+".example.com")
 	col := kbCollection(h, st.ID, nil, "C")
 	doc := kbDocument(h, map[string]any{"title": "D", "site_id": st.ID, "collection_id": col.ID})
-	return matrixSite{id: st.ID, slug: st.Slug, domain: st.Slug + ".example.com", doc: doc.ID, col: col.ID,
-		key: m.apiKey(st.ID), file: m.file(st.ID), ds: m.dataSource(st.ID)}
+	_, user := m.user(models.RoleEditor, tenant)
+	return matrixSite{id: st.ID, tenant: tenant, slug: st.Slug, domain: st.Slug + ".example.com", doc: doc.ID, col: col.ID,
+		key: m.apiKey(st.ID), file: m.file(st.ID), ds: m.dataSource(st.ID, tenant), user: user}
+}
+
+// missingSite names a site, and resources of it, that do not exist.
+func missingSite() matrixSite {
+	const id = 987654
+	return matrixSite{id: id, tenant: 987, slug: "no-such-site", domain: "no-such-site.example.com", doc: id + 1, col: id + 2,
+		key: id + 3, file: fmt.Sprintf("sites/%d/missing.txt", id), ds: id + 4, user: id + 5, missing: true}
 }
 
 // dataSource creates an internal data source of the site with one file.
-func (m *matrix) dataSource(siteID int64) int64 {
-	ds := &models.DataSource{TenantID: 1, SiteID: &siteID, Name: m.fresh("ds"), Type: models.DataSourceInternal, Config: "{}"}
+func (m *matrix) dataSource(siteID, tenant int64) int64 {
+	ds := &models.DataSource{TenantID: tenant, SiteID: &siteID, Name: m.fresh("ds"), Type: models.DataSourceInternal, Config: "{}"}
 	if err := m.h.d.DB.SaveDataSource(context.Background(), ds); err != nil {
 		m.h.t.Fatal(err)
 	}
@@ -117,23 +141,31 @@ func (m *matrix) dataSource(siteID int64) int64 {
 }
 
 // job records a job of the site, started by user by.
-func (m *matrix) job(by, siteID int64) string {
+func (m *matrix) job(by int64, s matrixSite) string {
 	id := m.fresh("matrix-job-")
 	if err := m.h.d.DB.SaveJob(context.Background(), &models.Job{ID: id, Kind: JobVectorizeDocument, WorkflowID: id,
-		Subject: "{}", CreatedBy: by, SiteID: siteID}); err != nil {
+		Subject: "{}", CreatedBy: by, SiteID: s.id, TenantID: s.tenant}); err != nil {
 		m.h.t.Fatal(err)
 	}
 	return id
 }
 
-func (m *matrix) caller(role string, level Perm, sites ...int64) matrixCaller {
-	tok := m.h.userToken(role, sites...)
-	u := tokenUser(m.h, tok)
-	return matrixCaller{role: role, level: level, token: tok, id: u.ID, job: m.job(u.ID, sites[0])}
+// user creates an active user of the tenant (see harness.tenantUser).
+func (m *matrix) user(role string, tenant int64, sites ...int64) (string, int64) {
+	return m.h.tenantUser(role, tenant, sites...)
+}
+
+func (m *matrix) caller(role string, level Perm, own matrixSite) matrixCaller {
+	var sites []int64
+	if role != models.RoleAdmin {
+		sites = []int64{own.id}
+	}
+	tok, id := m.user(role, own.tenant, sites...)
+	return matrixCaller{role: role, level: level, token: tok, id: id, job: m.job(id, own), own: own}
 }
 
 // matrixCall is one request of the matrix. list, when set, checks a list
-// route's answer: such routes limit non-admins by leaving out what they may
+// route's answer: such routes limit callers by leaving out what they may
 // not see, not by refusing.
 type matrixCall struct {
 	method, path string
@@ -142,31 +174,33 @@ type matrixCall struct {
 	list         func(t *testing.T, r *resp, want bool)
 }
 
-// call addresses route r at site s for caller who. Own-account routes
-// address the caller itself (own) or the victim; job routes a job the caller
-// started (own) or one the bootstrap admin started; admin-only user routes
-// the victim. A DELETE gets a fresh resource, so that the fixture stays
-// whole.
-func (m *matrix) call(r Route, who matrixCaller, s matrixSite, own bool, adminJob string) matrixCall {
+// call addresses route r at site s for caller who. User routes address a
+// user of the site's tenant (the caller itself for own-account routes when
+// own); job routes the caller's job (own), the job given, or a missing one
+// on a missing site. A DELETE of an existing site's resource gets a fresh
+// one, so that the fixture stays whole.
+func (m *matrix) call(r Route, who matrixCaller, s matrixSite, own bool, job string) matrixCall {
 	h := m.h
 	key := r.Method + " " + r.Path
-	del := r.Method == http.MethodDelete
+	del := r.Method == http.MethodDelete && !s.missing
 	id := s.id
 	switch {
 	case strings.HasPrefix(r.Path, "/users/"):
-		id = m.victim
+		id = s.user
 		switch {
-		case own && r.Perm != AdminOnly:
+		case own && r.Perm < AdminOnly:
 			id = who.id
 		case del:
-			id = tokenUser(h, h.userToken(models.RoleEditor)).ID
+			_, id = m.user(models.RoleEditor, s.tenant)
 		}
 	case strings.HasPrefix(r.Path, "/jobs/") || strings.HasPrefix(r.Path, "/tasks/"):
-		c := matrixCall{method: r.Method, path: adminPath + pathParam.ReplaceAllString(r.Path, adminJob)}
-		if own {
-			c.path = adminPath + pathParam.ReplaceAllString(r.Path, who.job)
+		switch {
+		case own:
+			job = who.job
+		case s.missing:
+			job = "matrix-no-such-job"
 		}
-		return c
+		return matrixCall{method: r.Method, path: adminPath + pathParam.ReplaceAllString(r.Path, job)}
 	case strings.HasPrefix(r.Path, "/documents/"):
 		id = s.doc
 		if del {
@@ -174,16 +208,16 @@ func (m *matrix) call(r Route, who matrixCaller, s matrixSite, own bool, adminJo
 		}
 	case strings.HasPrefix(r.Path, "/data-sources/"):
 		id = s.ds
-		if key == "DELETE /data-sources/{id}" {
-			id = m.dataSource(s.id)
+		if key == "DELETE /data-sources/{id}" && del {
+			id = m.dataSource(s.id, s.tenant)
 		}
 	case strings.HasPrefix(r.Path, "/collections/"):
 		id = s.col
 		if del {
 			id = kbCollection(h, s.id, nil, "gone").ID
 		}
-	case key == "DELETE /sites/{id}":
-		id = kbSite(h, m.fresh("gone")).ID
+	case key == "DELETE /sites/{id}" && del:
+		id = m.newSite(m.fresh("gone"), s.tenant).ID
 	case key == "DELETE /tenants/{id}":
 		t := &models.Tenant{Name: "gone", Slug: m.fresh("gone-"), Plan: "{}", Status: "active"}
 		if err := h.d.DB.CreateTenant(context.Background(), t); err != nil {
@@ -208,13 +242,14 @@ func (m *matrix) call(r Route, who matrixCaller, s matrixSite, own bool, adminJo
 	case "GET /documents", "GET /collections", "GET /collections:tree", "GET /stats:siteStats", "GET /feedback/list", "GET /feedback/stats", "GET /jobs", "GET /tasks":
 		c.path += siteQuery
 	case "GET /tenants/current":
-		// A non-admin's choice of tenant is ignored: always its own.
+		// A tenant admin's, site_admin's or editor's choice of tenant is
+		// ignored: always its own.
 		c.headers = []string{selectedTenantHeader, "999"}
 		c.list = func(t *testing.T, r *resp, _ bool) {
 			t.Helper()
 			var tn TenantResponse
 			r.into(t, &tn)
-			if want := tokenUser(h, who.token).TenantID; who.level != AdminOnly && tn.ID != want {
+			if want := tokenUser(h, who.token).TenantID; !who.platform && tn.ID != want {
 				t.Errorf("GET /tenants/current as %s: tenant %d, want its own %d", who.role, tn.ID, want)
 			}
 		}
@@ -224,18 +259,19 @@ func (m *matrix) call(r Route, who matrixCaller, s matrixSite, own bool, adminJo
 	case "PATCH /sites/{id}/ee-config":
 		c.body = map[string]any{"access": map[string]any{"is_public": true}, "api_bot": map[string]any{"timeout": 40}}
 	case "GET /sites":
-		c.list = func(t *testing.T, r *resp, want bool) {
-			t.Helper()
+		c.path += "?size=1000"
+		c.list = listCheck(key, who, s.id, func(t *testing.T, r *resp) []int64 {
 			var pg Page[SiteResponse]
 			r.into(t, &pg)
-			found := false
-			for _, st := range pg.List {
-				found = found || st.ID == s.id
-			}
-			if found != want {
-				t.Errorf("GET /sites as %s: site %d listed %v, want %v", who.role, s.id, found, want)
-			}
-		}
+			return ids(pg.List, func(x SiteResponse) int64 { return x.ID })
+		})
+	case "GET /users":
+		c.path += "?size=100"
+		c.list = listCheck(key, who, s.user, func(t *testing.T, r *resp) []int64 {
+			var pg Page[UserResponse]
+			r.into(t, &pg)
+			return ids(pg.List, func(x UserResponse) int64 { return x.ID })
+		})
 	case "GET /files:list", "GET /files":
 		c.path += fmt.Sprintf("?prefix=sites/%d/", s.id)
 		c.list = func(t *testing.T, r *resp, want bool) {
@@ -253,18 +289,11 @@ func (m *matrix) call(r Route, who matrixCaller, s matrixSite, own bool, adminJo
 		c.path += fmt.Sprintf("?folder=sites/%d", s.id)
 		c.body, c.headers = b, []string{"Content-Type", ct}
 	case "GET /data-sources":
-		c.list = func(t *testing.T, r *resp, want bool) {
-			t.Helper()
+		c.list = listCheck(key, who, s.ds, func(t *testing.T, r *resp) []int64 {
 			var list []DataSource
 			r.into(t, &list)
-			found := false
-			for _, d := range list {
-				found = found || d.ID == s.ds
-			}
-			if found != want {
-				t.Errorf("GET /data-sources as %s: data source %d listed %v, want %v", who.role, s.ds, found, want)
-			}
-		}
+			return ids(list, func(x DataSource) int64 { return x.ID })
+		})
 	case "POST /data-sources":
 		c.body = map[string]any{"name": "m", "type": "internal", "site_id": s.id}
 	case "PUT /data-sources/{id}":
@@ -316,6 +345,25 @@ func (m *matrix) call(r Route, who matrixCaller, s matrixSite, own bool, adminJo
 	return c
 }
 
+// ids lists the ids of a page's items.
+func ids[T any](items []T, id func(T) int64) []int64 {
+	out := make([]int64, len(items))
+	for i, x := range items {
+		out[i] = id(x)
+	}
+	return out
+}
+
+// listCheck checks that a list answer holds the id (or leaves it out).
+func listCheck(route string, who matrixCaller, id int64, listed func(*testing.T, *resp) []int64) func(*testing.T, *resp, bool) {
+	return func(t *testing.T, r *resp, want bool) {
+		t.Helper()
+		if found := slices.Contains(listed(t, r), id); found != want {
+			t.Errorf("%s as %s: %d listed %v, want %v", route, who.role, id, found, want)
+		}
+	}
+}
+
 func (m *matrix) do(c matrixCall, token string) *resp {
 	m.h.t.Helper()
 	return m.h.do(c.method, c.path, c.body, token, c.headers...)
@@ -325,18 +373,31 @@ func (m *matrix) do(c matrixCall, token string) *resp {
 // server error (the workflow engine is the fake, which knows no job).
 func allowed(r *resp) bool { return r.Status != 401 && r.Status != 403 && r.Status < 500 }
 
+var digits = regexp.MustCompile(`[0-9]+`)
+
+// sameAnswer reports whether two refusals are the same but for the ids in
+// their messages.
+func sameAnswer(a, b *resp) bool {
+	return a.Status == b.Status && a.Code == b.Code && digits.ReplaceAllString(a.Msg, "#") == digits.ReplaceAllString(b.Msg, "#")
+}
+
 // TestEveryAdminRouteEnforcesRoles calls every admin route, on both dialects,
-// as nobody (401) and as every role:
-//   - a role below the route's least role gets 403;
-//   - admin, and a site_admin or editor the route admits, may make the call
-//     (neither 401 nor 403, nor a 5xx) on a resource of a site assigned to
-//     them (admins: of any site), with a body that passes the site check;
-//   - a site_admin or editor gets 403 for the same call on a site not
-//     assigned to them, another user's account or a job someone else
-//     started. No handler hides such a resource as 404: the site-path routes
-//     check the assignment before reading the site, so a missing and a
-//     foreign site look the same (403). The lists (GET /sites, GET
-//     /files:list) answer 200 and leave the foreign site's rows out.
+// as nobody (401) and as every role: editor, site_admin (both of tenant 1),
+// a tenant admin (an admin of a second tenant) and the platform admin (an
+// admin of the platform tenant):
+//   - a role below the route's least role gets 403 (tenant admins on the
+//     platform-only routes: tenants, system-info, cache);
+//   - every role the route admits may make the call (neither 401 nor 403,
+//     nor a 5xx) on a resource of a site it manages, with a body that passes
+//     the site check; the platform admin on any tenant's site too;
+//   - a resource outside the caller's scope (a site_admin's or editor's
+//     unassigned site, a tenant admin's other tenant, another user's job,
+//     another tenant's user) is answered exactly as the same call about a
+//     resource that does not exist (same status, code and message but for
+//     ids): no 403 that would tell a foreign id from a missing one. The
+//     lists (GET /sites, /users, /files, /data-sources) answer 200 and leave
+//     the foreign rows out. Own-account routes stay 403 for other users'
+//     ids of a site_admin or editor, existing or not.
 func TestEveryAdminRouteEnforcesRoles(t *testing.T) {
 	eachDialect(t, func(t *testing.T, h *harness) {
 		h.d.Temporal = &fakeTemporal{}
@@ -344,15 +405,21 @@ func TestEveryAdminRouteEnforcesRoles(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		m := &matrix{h: h, store: store, victim: tokenUser(h, h.userToken(models.RoleEditor)).ID}
-		mine, other := m.site("Mine"), m.site("Other")
+		ctx := context.Background()
+		t1, _ := h.d.DB.EnsureDefaultTenant(ctx)
+		t2 := kbTenant(h, "second-tenant").ID
+		m := &matrix{h: h, store: store}
+		mine, other, theirs, missing := m.site("Mine", t1), m.site("Other", t1), m.site("Theirs", t2), missingSite()
 		adminID := tokenUser(h, h.admin).ID
-		adminJob := m.job(adminID, other.id)
-		admin := matrixCaller{role: models.RoleAdmin, level: AdminOnly, token: h.admin, id: adminID, job: adminJob}
+		adminJob := m.job(adminID, other)
+		platform := matrixCaller{role: "platform admin", level: PlatformOnly, token: h.admin, id: adminID, job: adminJob, own: mine, platform: true}
+		tenantAdmin := m.caller(models.RoleAdmin, AdminOnly, theirs)
+		tenantAdmin.role = "tenant admin"
 		callers := []matrixCaller{
-			m.caller(models.RoleEditor, EditorUp, mine.id),
-			m.caller(models.RoleSiteAdmin, SiteAdminUp, mine.id),
-			admin,
+			m.caller(models.RoleEditor, EditorUp, mine),
+			m.caller(models.RoleSiteAdmin, SiteAdminUp, mine),
+			tenantAdmin,
+			platform,
 		}
 		n := 0
 		for _, r := range h.s.Routes() {
@@ -361,11 +428,11 @@ func TestEveryAdminRouteEnforcesRoles(t *testing.T) {
 			}
 			n++
 			scope := RouteScope(r)
-			if res := m.do(m.call(r, admin, mine, true, adminJob), ""); res.Status != http.StatusUnauthorized || res.Code != 401 {
+			if res := m.do(m.call(r, platform, mine, true, adminJob), ""); res.Status != http.StatusUnauthorized || res.Code != 401 {
 				t.Errorf("%s %s as nobody: %d %s", r.Method, r.Path, res.Status, res.Raw)
 			}
 			for _, who := range callers {
-				c := m.call(r, who, mine, true, adminJob)
+				c := m.call(r, who, who.own, true, adminJob)
 				res := m.do(c, who.token)
 				if who.level < r.Perm {
 					if res.Status != http.StatusForbidden || res.Code != 403 {
@@ -378,26 +445,36 @@ func TestEveryAdminRouteEnforcesRoles(t *testing.T) {
 				} else if c.list != nil {
 					c.list(t, res, true)
 				}
-				if scope == ScopeNone || (who.level == AdminOnly && scope != ScopeAssignedSites) {
+				if scope == ScopeNone || scope == ScopeOwnTenant && c.list == nil {
+					continue
+				}
+				if who.platform {
+					if scope != ScopeAssignedSites {
+						continue
+					}
+					// Every tenant's sites are the platform admin's.
+					c = m.call(r, who, theirs, false, adminJob)
+					if res := m.do(c, who.token); !allowed(res) {
+						t.Errorf("%s %s as platform admin on another tenant's site: %d %s", r.Method, r.Path, res.Status, res.Raw)
+					} else if c.list != nil {
+						c.list(t, res, true)
+					}
 					continue
 				}
 				c = m.call(r, who, other, false, adminJob)
 				res = m.do(c, who.token)
-				switch {
-				case who.level == AdminOnly:
-					if !allowed(res) {
-						t.Errorf("%s %s as admin on another site: %d %s", r.Method, r.Path, res.Status, res.Raw)
-					}
-				case c.list != nil:
+				if c.list != nil {
 					if res.Status != http.StatusOK {
 						t.Errorf("%s %s as %s on another site: %d, want 200 without it: %s", r.Method, r.Path, who.role, res.Status, res.Raw)
 					} else {
 						c.list(t, res, false)
 					}
-				case res.Status != http.StatusForbidden || res.Code != 403:
-					t.Errorf("%s %s as %s on another %s: %d, want 403: %s", r.Method, r.Path, who.role,
-						map[string]string{ScopeAssignedSites: "site", ScopeOwnAccount: "user", ScopeOwnJobs: "user's job"}[scope],
-						res.Status, res.Raw)
+					continue
+				}
+				none := m.do(m.call(r, who, missing, false, adminJob), who.token)
+				if !sameAnswer(res, none) || (res.Status == http.StatusForbidden && scope != ScopeOwnAccount) || res.Status < 400 {
+					t.Errorf("%s %s as %s outside its scope: %d %s; a missing one: %d %s", r.Method, r.Path, who.role,
+						res.Status, res.Raw, none.Status, none.Raw)
 				}
 			}
 		}
@@ -405,4 +482,72 @@ func TestEveryAdminRouteEnforcesRoles(t *testing.T) {
 			t.Fatalf("only %d admin routes", n)
 		}
 	})
+}
+
+// TestTenantAdminsStayInTheirTenant: the first admin of a tenant created
+// with POST /tenants is a tenant admin: it cannot manage tenants, create a
+// user or a site in the platform tenant (answered as a missing tenant or
+// site), list its users, nor read its ai-config; the platform admin can.
+func TestTenantAdminsStayInTheirTenant(t *testing.T) {
+	h := newHarness(t, "sqlite", nil)
+	ctx := context.Background()
+	t1, _ := h.d.DB.EnsureDefaultTenant(ctx)
+	site := kbSite(h, "Platform")
+	h.must(200, "PUT", adminPath+"/system-configs/ai-config", map[string]any{"chat": map[string]any{"provider": "openai",
+		"model": "m", "base_url": "https://platform.example.com/v1", "api_key": "sk-tenant-one-key-123"}}, h.admin)
+	var tn TenantResponse
+	h.must(201, "POST", adminPath+"/tenants", map[string]any{"name": "Acme", "slug": "acme", "admin_email": "boss@acme.example.com",
+		"admin_password": "acme-password-1"}, h.admin).into(t, &tn)
+	var lr LoginResult
+	h.must(200, "POST", adminPath+"/users:login", map[string]any{"email": "boss@acme.example.com", "password": "acme-password-1"}, "").into(t, &lr)
+	boss := lr.Token
+
+	for _, path := range []string{"/tenants", fmt.Sprintf("/tenants/%d", t1), "/system-info", "/cache:stats"} {
+		if r := h.do("GET", adminPath+path, nil, boss); r.Status != 403 {
+			t.Errorf("GET %s as a tenant admin: %d %s", path, r.Status, r.Raw)
+		}
+	}
+	users := kbCount(h, (*models.User)(nil))
+	for _, body := range []map[string]any{
+		{"name": "x", "email": "x1@acme.example.com", "password": "12345678", "role": "admin", "tenant_id": t1},
+		{"name": "x", "email": "x2@acme.example.com", "password": "12345678", "role": "site_admin", "managed_site_ids": []int64{site.ID}},
+	} {
+		r := h.do("POST", adminPath+"/users", body, boss)
+		body["tenant_id"], body["managed_site_ids"] = 987654, []int64{987654}
+		if body["role"] == "admin" {
+			delete(body, "managed_site_ids")
+		} else {
+			delete(body, "tenant_id")
+		}
+		none := h.do("POST", adminPath+"/users", body, boss)
+		if r.Status != 400 || !sameAnswer(r, none) {
+			t.Errorf("user in tenant %d: %d %s; missing: %d %s", t1, r.Status, r.Raw, none.Status, none.Raw)
+		}
+	}
+	if n := kbCount(h, (*models.User)(nil)); n != users {
+		t.Fatalf("users created: %d → %d", users, n)
+	}
+	if r := h.do("POST", adminPath+"/sites", map[string]any{"name": "Sneaky", "tenant_id": t1}, boss); r.Status != 400 {
+		t.Errorf("site in the platform tenant: %d %s", r.Status, r.Raw)
+	}
+	var pg Page[UserResponse]
+	h.must(200, "GET", adminPath+"/users?size=100", nil, boss).into(t, &pg)
+	if len(pg.List) != 1 || pg.List[0].Email != "boss@acme.example.com" {
+		t.Errorf("tenant admin lists users %+v", pg.List)
+	}
+	if r := h.do("GET", adminPath+"/system-configs/ai-config", nil, boss); r.Status != 200 || strings.Contains(string(r.Raw), "sk-") {
+		t.Errorf("tenant admin's ai-config: %d %s", r.Status, r.Raw)
+	}
+	// Its own site is its to manage.
+	var st SiteResponse
+	h.must(201, "POST", adminPath+"/sites", map[string]any{"name": "Acme docs"}, boss).into(t, &st)
+	if st.TenantID != tn.ID {
+		t.Fatalf("site of tenant %d, want %d", st.TenantID, tn.ID)
+	}
+	h.must(200, "GET", fmt.Sprintf("%s/sites/%d", adminPath, st.ID), nil, boss)
+	if r := h.do("GET", fmt.Sprintf("%s/sites/%d", adminPath, site.ID), nil, boss); r.Status != 404 {
+		t.Errorf("platform site as a tenant admin: %d %s", r.Status, r.Raw)
+	}
+	h.must(200, "GET", fmt.Sprintf("%s/sites/%d", adminPath, st.ID), nil, h.admin)
+	h.must(200, "GET", adminPath+"/tenants", nil, h.admin)
 }

@@ -32,11 +32,12 @@ type Perm int
 
 // Permission levels, from open to strict.
 const (
-	Public      Perm = iota // no authentication (client surface, login, health)
-	AnyUser                 // any authenticated active user
-	EditorUp                // admin, site_admin, editor
-	SiteAdminUp             // admin, site_admin
-	AdminOnly               // admin
+	Public       Perm = iota // no authentication (client surface, login, health)
+	AnyUser                  // any authenticated active user
+	EditorUp                 // admin, site_admin, editor
+	SiteAdminUp              // admin, site_admin
+	AdminOnly                // admin (platform or tenant admin)
+	PlatformOnly             // platform admin: role admin in the platform tenant
 )
 
 // Route is one endpoint: the single source for Fiber routing and OpenAPI.

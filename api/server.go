@@ -13,6 +13,7 @@ import (
 	"runtime/debug"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
@@ -46,6 +47,8 @@ type Server struct {
 	// none), see tenantSlugTTL.
 	tenantSlugs memo.TTL[string, int64]
 	corsPolicy  *corsPolicy // nil: CORS off (LORE_CORS_ORIGINS empty)
+	// platformID caches the platform tenant's id (see platformTenant).
+	platformID atomic.Int64
 
 	specOnce sync.Once
 	specs    map[Surface][]byte

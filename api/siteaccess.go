@@ -249,13 +249,24 @@ func (s *Server) issueSiteAccessToken(site *models.Site, now time.Time) (string,
 	return jwt.NewWithClaims(jwt.SigningMethodHS256, claims).SignedString(s.siteAccessKey())
 }
 
-// requireSiteAccess enforces the EE site access password on client reads of a
-// site's content (documents, tree, chat, files): when the site requires a
-// password, the request must carry a valid, unexpired X-Site-Access-Token
-// issued for this site and its current password, otherwise 401.
+// requireSiteAccess enforces a site's privacy on client reads of its content
+// (documents, tree, chat, files):
+//   - a public site without a password: anyone;
+//   - a site that requires a password: a valid, unexpired X-Site-Access-Token
+//     issued for this site and its current password;
+//   - a private site (is_public=false) without a password: only its staff;
+//
+// and in every case the admin token (Authorization: Bearer) of a user who
+// may see the site in the Admin API (staffReader). Anything else is 401.
 func (s *Server) requireSiteAccess(c *fiber.Ctx, site *models.Site) error {
-	if !site.RequiresPassword {
+	if site.IsPublic && !site.RequiresPassword {
 		return nil
+	}
+	if s.staffReader(c, site) {
+		return nil
+	}
+	if !site.RequiresPassword {
+		return Errf(http.StatusUnauthorized, "this site is private: send the admin token of one of its administrators or editors (Authorization: Bearer)")
 	}
 	raw := strings.TrimSpace(c.Get(SiteAccessHeader))
 	if raw == "" {
@@ -290,8 +301,9 @@ func (s *Server) clientSite(c *fiber.Ctx, siteID int64) (*models.Site, error) {
 	return site, nil
 }
 
-// bodySite loads the site a request body names (400 when it does not exist
-// or is being deleted) and checks the caller may act on it at level need.
+// bodySite loads the site a request body names (400 when it does not exist,
+// is being deleted or is outside the caller's scope) and checks the caller
+// may act on it at level need (403).
 func (s *Server) bodySite(c *fiber.Ctx, siteID int64, need Perm) (*models.Site, error) {
 	site, err := s.d.DB.GetSite(c.UserContext(), siteID)
 	if errors.Is(err, db.ErrNotFound) || err == nil && site.Deleting {
@@ -301,7 +313,7 @@ func (s *Server) bodySite(c *fiber.Ctx, siteID int64, need Perm) (*models.Site, 
 		return nil, err
 	}
 	if err := requireSite(c, site.ID, need); err != nil {
-		return nil, err
+		return nil, hiddenAs(err, BadRequest("site_id: site %d does not exist", siteID))
 	}
 	return site, nil
 }
@@ -316,7 +328,8 @@ func siteTenant(site *models.Site, tenantID int64) error {
 }
 
 // loadScoped reads the {id} resource with get (404 naming what when it does
-// not exist) and checks the caller may act on its site at level need.
+// not exist or its site is outside the caller's scope) and checks the caller
+// may act on its site at level need (403).
 func loadScoped[T any](c *fiber.Ctx, need Perm, what string, get func(context.Context, int64) (*T, error), siteOf func(*T) int64) (*T, error) {
 	id, err := pathInt(c, "id")
 	if err != nil {
@@ -330,7 +343,7 @@ func loadScoped[T any](c *fiber.Ctx, need Perm, what string, get func(context.Co
 		return nil, err
 	}
 	if err := requireSite(c, siteOf(v), need); err != nil {
-		return nil, err
+		return nil, hiddenAs(err, NotFound(what))
 	}
 	return v, nil
 }

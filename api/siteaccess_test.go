@@ -95,7 +95,7 @@ func TestSiteAccessPasswordFlow(t *testing.T) {
 			t.Fatalf("bad input stored: %+v", row)
 		}
 		h.must(403, "PUT", pw, map[string]string{"password": "open-sesame"}, h.userToken(models.RoleEditor, site.ID))
-		h.must(403, "PUT", pw, map[string]string{"password": "open-sesame"}, h.userToken(models.RoleSiteAdmin, other.ID))
+		h.must(404, "PUT", pw, map[string]string{"password": "open-sesame"}, h.userToken(models.RoleSiteAdmin, other.ID))
 		h.must(404, "PUT", adminPath+"/sites/99999/password", map[string]string{"password": "open-sesame"}, h.admin)
 		var sr SiteResponse
 		h.must(200, "PUT", pw, map[string]string{"password": "open-sesame"}, h.userToken(models.RoleSiteAdmin, site.ID)).into(t, &sr)
@@ -265,7 +265,7 @@ func TestSiteAPIKeys(t *testing.T) {
 		}
 		h.must(422, "POST", keys, map[string]string{"name": strings.Repeat("n", 101)}, h.admin)
 		h.must(403, "POST", keys, nil, h.userToken(models.RoleEditor, site.ID))
-		h.must(403, "POST", keys, nil, h.userToken(models.RoleSiteAdmin, other.ID))
+		h.must(404, "POST", keys, nil, h.userToken(models.RoleSiteAdmin, other.ID))
 		h.must(404, "POST", adminPath+"/sites/99999/api-keys", nil, h.admin)
 
 		// only the hash is stored; the list never shows keys

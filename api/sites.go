@@ -145,16 +145,17 @@ func (s *Server) siteRoutes() []Route {
 			Response: SiteDeleted{}, Handler: s.deleteSite},
 
 		{Surface: Client, Method: http.MethodGet, Path: "/sites", Tag: "sites", Perm: Public,
-			Summary: "List active sites", Query: ClientSiteListQuery{}, Response: Page[ClientSite]{},
-			Handler: s.clientListSites},
+			Summary: "List active public sites", Query: ClientSiteListQuery{}, Response: Page[ClientSite]{},
+			Description: "Private sites (is_public=false) and sites behind an access password are not listed.",
+			Handler:     s.clientListSites},
 		{Surface: Client, Method: http.MethodGet, Path: "/sites/{id}", Tag: "sites", Perm: Public,
-			Summary: "Get an active site (cached 10 minutes)", Query: ClientTenantQuery{}, Response: ClientSite{},
+			Summary: "Get an active site (cached 10 minutes)", Description: privateDetailDoc, Query: ClientTenantQuery{}, Response: ClientSite{},
 			Handler: s.clientSiteByID},
 		{Surface: Client, Method: http.MethodGet, Path: "/sites:bySlug/{slug}", Tag: "sites", Perm: Public,
-			Summary: "Get an active site by slug (cached 10 minutes)", Query: ClientTenantQuery{}, Response: ClientSite{},
+			Summary: "Get an active site by slug (cached 10 minutes)", Description: privateDetailDoc, Query: ClientTenantQuery{}, Response: ClientSite{},
 			Handler: s.clientSiteBySlug},
 		{Surface: Client, Method: http.MethodGet, Path: "/sites:byDomain/{domain}", Tag: "sites", Perm: Public,
-			Summary: "Get an active site by domain (cached 10 minutes)", Query: ClientTenantQuery{}, Response: ClientSite{},
+			Summary: "Get an active site by domain (cached 10 minutes)", Description: privateDetailDoc, Query: ClientTenantQuery{}, Response: ClientSite{},
 			Handler: s.clientSiteByDomain},
 	}
 }
@@ -347,6 +348,10 @@ func (s *Server) siteAdmin(c *fiber.Ctx, in *SiteCreate, tenantID int64) (newUse
 	}
 	u, err := s.d.DB.UserByEmail(c.UserContext(), email)
 	switch {
+	case err == nil && u.TenantID != tenantID:
+		// A user of another tenant is never given this site: the email
+		// is taken, as creating a user with it would say.
+		return nil, 0, Conflict("admin_email: email %s is already used", email)
 	case err == nil && u.Role == models.RoleAdmin:
 		return nil, 0, nil
 	case err == nil:
@@ -472,3 +477,11 @@ type SiteDeleted struct {
 }
 
 // ---- client handlers ------------------------------------------------------
+
+// privateSiteDoc is the OpenAPI note of client reads of one site's content.
+const privateSiteDoc = "A private site (is_public=false) answers 401 unless the request carries the admin token " +
+	"(Authorization: Bearer) of its staff; a site behind a password needs X-Site-Access-Token (or that staff token)."
+
+// privateDetailDoc is the OpenAPI note of the client site detail.
+const privateDetailDoc = "A private site (is_public=false) without a password answers 401 unless the request carries " +
+	"the admin token (Authorization: Bearer) of its staff; a site behind a password keeps a readable detail (its sign-in page)."

@@ -1,6 +1,7 @@
 package api
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -28,7 +29,9 @@ func (s *Server) clientListSites(c *fiber.Ctx) error {
 	if tenant.none {
 		return paged[ClientSite](c, nil, 0, q.PageQuery)
 	}
-	sites, total, err := s.d.DB.ListSites(c.UserContext(), db.SiteFilter{Status: models.SiteActive,
+	// Private sites and sites behind a password are not listed: their
+	// readers get their address from the site's staff.
+	sites, total, err := s.d.DB.ListSites(c.UserContext(), db.SiteFilter{Status: models.SiteActive, PublicOnly: true,
 		TenantID: tenant.id, Keyword: strings.TrimSpace(q.Keyword), Limit: q.Limit(), Offset: q.Offset()})
 	if err != nil {
 		return err
@@ -79,6 +82,9 @@ func (s *Server) clientSiteDetail(c *fiber.Ctx, kind, value string, load func(ct
 			if tenant.id != 0 && envelopedTenant(b) != tenant.id {
 				return NotFound("site")
 			}
+			if err := s.privateDetail(c, b); err != nil {
+				return err
+			}
 			c.Type("json")
 			return c.Send(b)
 		}
@@ -105,8 +111,32 @@ func (s *Server) clientSiteDetail(c *fiber.Ctx, kind, value string, load func(ct
 	if !tenant.admits(st.TenantID) {
 		return NotFound("site")
 	}
+	if err := s.privateDetail(c, b); err != nil {
+		return err
+	}
 	c.Type("json")
 	return c.Send(b)
+}
+
+// privateDetail guards the client detail (an encoded envelope) of a private
+// site without a password: only its staff may read it (requireSiteAccess).
+// A site behind a password keeps a public detail, which its sign-in page
+// shows; public sites cost one byte search.
+func (s *Server) privateDetail(c *fiber.Ctx, body []byte) error {
+	if !bytes.Contains(body, []byte(`"is_public":false`)) {
+		return nil
+	}
+	var env struct {
+		Data struct {
+			ID               int64 `json:"id"`
+			IsPublic         bool  `json:"is_public"`
+			RequiresPassword bool  `json:"requires_password"`
+		} `json:"data"`
+	}
+	if err := json.Unmarshal(body, &env); err != nil || env.Data.IsPublic || env.Data.RequiresPassword {
+		return nil
+	}
+	return s.requireSiteAccess(c, &models.Site{ID: env.Data.ID})
 }
 
 func (s *Server) clientSiteByID(c *fiber.Ctx) error {

@@ -19,9 +19,9 @@ func (s *Server) statsRoutes() []Route {
 		{Surface: Admin, Method: http.MethodGet, Path: "/stats:siteStats", Tag: "stats", Perm: SiteAdminUp,
 			Summary: "Statistics of one site: documents, views, chats, 7-day trend (UTC days)",
 			Query:   SiteStatsQuery{}, Response: db.SiteStats{}, Handler: s.siteStats},
-		{Surface: Admin, Method: http.MethodGet, Path: "/cache:stats", Tag: "cache", Perm: AdminOnly,
+		{Surface: Admin, Method: http.MethodGet, Path: "/cache:stats", Tag: "cache", Perm: PlatformOnly,
 			Summary: "Cache backend, size and hit rate", Response: cache.Stats{}, Handler: s.cacheStats},
-		{Surface: Admin, Method: http.MethodPost, Path: "/cache:clear", Tag: "cache", Perm: AdminOnly,
+		{Surface: Admin, Method: http.MethodPost, Path: "/cache:clear", Tag: "cache", Perm: PlatformOnly,
 			Summary: "Clear the whole cache and its counters", Response: Message{}, Handler: s.cacheClear},
 	}
 }

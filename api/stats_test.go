@@ -102,7 +102,7 @@ func TestSiteStats(t *testing.T) {
 		h.must(404, "GET", siteStatsPath+"?site_id=99999", nil, h.admin)
 		sa := h.userToken(models.RoleSiteAdmin, a.ID)
 		h.must(200, "GET", siteStatsPath+"?site_id="+itoa(a.ID), nil, sa)
-		h.must(403, "GET", siteStatsPath+"?site_id="+itoa(b.ID), nil, sa)
+		h.must(404, "GET", siteStatsPath+"?site_id="+itoa(b.ID), nil, sa) // another site: as missing
 		h.must(403, "GET", siteStatsPath+"?site_id="+itoa(a.ID), nil, h.userToken(models.RoleEditor, a.ID))
 		h.must(401, "GET", siteStatsPath+"?site_id="+itoa(a.ID), nil, "")
 	})

@@ -91,7 +91,7 @@ type StoragePart struct {
 }
 
 func (s *Server) systemInfoRoute() Route {
-	return Route{Surface: Admin, Method: http.MethodGet, Path: "/system-info", Tag: "health", Perm: AdminOnly,
+	return Route{Surface: Admin, Method: http.MethodGet, Path: "/system-info", Tag: "health", Perm: PlatformOnly,
 		Summary:  "Version and the state of every engine (database, vector store, cache, object storage, workflows)",
 		Response: SystemInfo{}, Handler: s.systemInfo}
 }

@@ -104,21 +104,21 @@ type TenantListQuery struct {
 func (s *Server) tenantRoutes() []Route {
 	return []Route{
 		{Surface: Admin, Method: http.MethodGet, Path: "/tenants/current", Tag: "tenants", Perm: AnyUser,
-			Summary:     "The caller's tenant (an admin may select another with X-Selected-Tenant-ID)",
+			Summary:     "The caller's tenant (a platform admin may select another with X-Selected-Tenant-ID)",
 			Description: "The reference's admin reads is_demo from it on every page; Lore's is always false.",
 			Response:    TenantResponse{}, Handler: s.currentTenant},
-		{Surface: Admin, Method: http.MethodGet, Path: "/tenants", Tag: "tenants", Perm: AdminOnly,
+		{Surface: Admin, Method: http.MethodGet, Path: "/tenants", Tag: "tenants", Perm: PlatformOnly,
 			Summary: "EE: list tenants, newest first", Query: TenantListQuery{}, Response: Page[TenantResponse]{},
 			Handler: s.listTenants},
-		{Surface: Admin, Method: http.MethodPost, Path: "/tenants", Tag: "tenants", Perm: AdminOnly, Created: true,
+		{Surface: Admin, Method: http.MethodPost, Path: "/tenants", Tag: "tenants", Perm: PlatformOnly, Created: true,
 			Summary: "EE: create a tenant with its first administrator", Body: TenantCreate{}, Response: TenantResponse{},
 			Handler: s.createTenant},
-		{Surface: Admin, Method: http.MethodGet, Path: "/tenants/{id}", Tag: "tenants", Perm: AdminOnly,
+		{Surface: Admin, Method: http.MethodGet, Path: "/tenants/{id}", Tag: "tenants", Perm: PlatformOnly,
 			Summary: "EE: get a tenant", Response: TenantResponse{}, Handler: s.getTenant},
-		{Surface: Admin, Method: http.MethodPut, Path: "/tenants/{id}", Tag: "tenants", Perm: AdminOnly,
+		{Surface: Admin, Method: http.MethodPut, Path: "/tenants/{id}", Tag: "tenants", Perm: PlatformOnly,
 			Summary: "EE: update a tenant; the slug stays unique", Body: TenantUpdate{}, Response: TenantResponse{},
 			Handler: s.updateTenant},
-		{Surface: Admin, Method: http.MethodDelete, Path: "/tenants/{id}", Tag: "tenants", Perm: AdminOnly,
+		{Surface: Admin, Method: http.MethodDelete, Path: "/tenants/{id}", Tag: "tenants", Perm: PlatformOnly,
 			Summary: "EE: delete a tenant that owns no sites and no users", Response: Message{}, Handler: s.deleteTenant},
 	}
 }
@@ -187,7 +187,7 @@ func optText(p *string) *string {
 func (s *Server) currentTenant(c *fiber.Ctx) error {
 	p := principal(c)
 	id := p.User.TenantID
-	if raw := strings.TrimSpace(c.Get(selectedTenantHeader)); raw != "" && p.IsAdmin() {
+	if raw := strings.TrimSpace(c.Get(selectedTenantHeader)); raw != "" && p.IsPlatform() {
 		n, err := strconv.ParseInt(raw, 10, 64)
 		if err != nil || n < 1 {
 			return Invalid("%s: invalid tenant id %q", selectedTenantHeader, truncate(raw, 40))
@@ -302,9 +302,14 @@ func (s *Server) updateTenant(c *fiber.Ctx) error {
 		}
 	}
 	if in.Slug != nil {
-		if t.Slug, err = normSlug(*in.Slug); err != nil {
+		slug, err := normSlug(*in.Slug)
+		if err != nil {
 			return err
 		}
+		if t.Slug == db.DefaultTenantSlug && slug != t.Slug {
+			return BadRequest("slug: the platform tenant keeps the slug %q (its admins are the platform admins)", db.DefaultTenantSlug)
+		}
+		t.Slug = slug
 	}
 	for key, dst := range map[string]**string{"domain": &t.Domain, "logo_url": &t.LogoURL, "description": &t.Description} {
 		if nulls[key] {

@@ -201,6 +201,9 @@ func (s *Server) login(c *fiber.Ctx) error {
 		User: userResponse(u, sites)})
 }
 
+// checkSites checks the managed_site_ids of a user body: every site must
+// exist and be in the caller's scope (a tenant admin's tenant); a site
+// outside it is answered as missing.
 func (s *Server) checkSites(c *fiber.Ctx, ids []int64) error {
 	if len(ids) == 0 {
 		return nil
@@ -209,17 +212,25 @@ func (s *Server) checkSites(c *fiber.Ctx, ids []int64) error {
 	if err != nil {
 		return err
 	}
+	p := principal(c)
 	for _, id := range ids {
-		if !found[id] {
+		if !found[id] || !p.SeesSite(id) {
 			return BadRequest("managed_site_ids: site %d does not exist", id)
 		}
 	}
 	return nil
 }
 
+// tenantOr resolves the tenant_id of a body: 0 is the caller's tenant; only
+// a platform admin may name another, which must exist. Any other tenant is
+// answered as missing (400), so tenant admins cannot probe tenant ids.
 func (s *Server) tenantOr(c *fiber.Ctx, id int64) (int64, error) {
-	if id == 0 {
-		return principal(c).User.TenantID, nil
+	p := principal(c)
+	if id == 0 || id == p.User.TenantID {
+		return p.User.TenantID, nil
+	}
+	if !p.IsPlatform() {
+		return 0, BadRequest("tenant_id: tenant %d does not exist", id)
 	}
 	if _, err := s.d.DB.GetTenant(c.UserContext(), id); err != nil {
 		if errors.Is(err, db.ErrNotFound) {
@@ -309,7 +320,11 @@ func (s *Server) listUsers(c *fiber.Ctx) error {
 	if q.OrderDir == "" {
 		q.OrderDir = "desc"
 	}
-	users, total, err := s.d.DB.ListUsers(c.UserContext(), db.UserFilter{Role: q.Role, Status: q.Status,
+	var tenant int64 // platform admins list every tenant's users
+	if p := principal(c); !p.IsPlatform() {
+		tenant = p.User.TenantID
+	}
+	users, total, err := s.d.DB.ListUsers(c.UserContext(), db.UserFilter{TenantID: tenant, Role: q.Role, Status: q.Status,
 		Keyword: q.Keyword, SiteID: q.SiteID, OrderBy: q.OrderBy, OrderDir: q.OrderDir,
 		Limit: q.Limit(), Offset: q.Offset()})
 	if err != nil {
@@ -330,7 +345,9 @@ func (s *Server) listUsers(c *fiber.Ctx) error {
 	return paged(c, out, total, q.PageQuery)
 }
 
-// loadUser reads the {id} user; non-admins may only address themselves.
+// loadUser reads the {id} user; non-admins may only address themselves
+// (403 for any other id, existing or not), a tenant admin only users of its
+// tenant (another tenant's user is 404, as a missing one).
 func (s *Server) loadUser(c *fiber.Ctx) (*models.User, error) {
 	id, err := pathInt(c, "id")
 	if err != nil {
@@ -341,7 +358,7 @@ func (s *Server) loadUser(c *fiber.Ctx) (*models.User, error) {
 		return nil, ErrForbidden
 	}
 	u, err := s.d.DB.GetUser(c.UserContext(), id)
-	if errors.Is(err, db.ErrNotFound) {
+	if errors.Is(err, db.ErrNotFound) || (err == nil && !p.IsPlatform() && u.TenantID != p.User.TenantID) {
 		return nil, NotFound("user")
 	}
 	return u, err

@@ -152,8 +152,10 @@ func (s *Server) batchVectorize(c *fiber.Ctx) error {
 	found, missing := []int64{}, []int64{}
 	var siteID, tenantID int64
 	for _, id := range ids {
+		// Documents outside the caller's scope are reported missing like
+		// ids that do not exist, so a batch reveals nothing about them.
 		sc, ok := scope[id]
-		if !ok {
+		if !ok || !principal(c).SeesSite(sc[0]) {
 			missing = append(missing, id)
 			continue
 		}

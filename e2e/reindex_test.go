@@ -99,17 +99,20 @@ func TestReindexSiteAndVectorStatsAtAGlance(t *testing.T) {
 	// Scope: a site admin re-indexes and reads their own site only; a whole
 	// tenant is for admins.
 	mine := a.siteAdmin("reindexer@e2e.test", other)
+	// Another site is answered as a missing one (404); a whole tenant is
+	// beyond the role (403).
 	for _, c := range []struct {
 		method, path string
 		body         any
+		status       int
 	}{
-		{"POST", "/admin/api/v1/documents:reindex", map[string]any{"site_id": site}},
-		{"POST", "/admin/api/v1/documents:reindex", map[string]any{}},
-		{"GET", fmt.Sprintf("/admin/api/v1/sites/%d/vector-stats", site), nil},
-		{"GET", fmt.Sprintf("/admin/api/v1/sites/%d/vector-stats:watch", site), nil},
+		{"POST", "/admin/api/v1/documents:reindex", map[string]any{"site_id": site}, 404},
+		{"POST", "/admin/api/v1/documents:reindex", map[string]any{}, 403},
+		{"GET", fmt.Sprintf("/admin/api/v1/sites/%d/vector-stats", site), nil, 404},
+		{"GET", fmt.Sprintf("/admin/api/v1/sites/%d/vector-stats:watch", site), nil, 404},
 	} {
-		if r := a.do(c.method, c.path, c.body, mine); r.Status != 403 {
-			t.Errorf("%s %s as another site's admin: %d", c.method, c.path, r.Status)
+		if r := a.do(c.method, c.path, c.body, mine); r.Status != c.status {
+			t.Errorf("%s %s as another site's admin: %d, want %d", c.method, c.path, r.Status, c.status)
 		}
 	}
 	if r := a.do("POST", "/admin/api/v1/documents:reindex", map[string]any{"site_id": -1}, a.token); r.Status != 422 {

@@ -15,7 +15,8 @@ type ChatSessionFilter struct {
 	TenantID int64  // 0: any tenant
 	Keyword  string // case-insensitive substring of title or last_message
 	// NoPasswordSites drops sessions of sites that need an access password
-	// (lists not scoped to one site, and so without its access token).
+	// or are private (is_public=false): lists not scoped to one site, and so
+	// without its access token.
 	NoPasswordSites bool
 	Limit, Offset   int
 }
@@ -32,7 +33,8 @@ func (d *DB) ListChatSessions(ctx context.Context, f ChatSessionFilter) ([]model
 		q = q.Where("tenant_id = ?", f.TenantID)
 	}
 	if f.NoPasswordSites {
-		locked := d.NewSelect().Model((*models.Site)(nil)).Column("id").Where("requires_password = ?", true)
+		locked := d.NewSelect().Model((*models.Site)(nil)).Column("id").
+			WhereOr("requires_password = ?", true).WhereOr("is_public = ?", false)
 		q = q.Where("(site_id IS NULL OR site_id NOT IN (?))", locked)
 	}
 	if f.Keyword != "" {

@@ -36,7 +36,7 @@ type DocumentFilter struct {
 	// deleted: what the Client API may show.
 	Public bool
 	// NoPasswordSites drops documents of sites that need an access password
-	// (client lists not scoped to one site).
+	// or are private (is_public=false): client lists not scoped to one site.
 	NoPasswordSites bool
 	ExcludeContent  bool
 	OrderBy         string
@@ -100,7 +100,7 @@ func (d *DB) whereDocuments(q *bun.SelectQuery, f DocumentFilter) *bun.SelectQue
 		sites := d.NewSelect().Model((*models.Site)(nil)).Column("id").
 			Where("status = ?", models.SiteActive).Where("deleting = ?", false)
 		if f.NoPasswordSites {
-			sites = sites.Where("requires_password = ?", false)
+			sites = sites.Where("requires_password = ?", false).Where("is_public = ?", true)
 		}
 		q = q.Where("site_id IN (?)", sites)
 	}

@@ -70,6 +70,7 @@ func (d *DB) CountUsers(ctx context.Context) (int, error) {
 type UserFilter struct {
 	Role, Status, Keyword string
 	SiteID                int64
+	TenantID              int64  // 0 = every tenant
 	OrderBy, OrderDir     string // whitelisted by the caller
 	Limit, Offset         int
 }
@@ -92,6 +93,9 @@ func (d *DB) ListUsers(ctx context.Context, f UserFilter) ([]models.User, int, e
 	}
 	if f.SiteID > 0 {
 		q = q.Where("id IN (SELECT user_id FROM user_sites WHERE site_id = ?)", f.SiteID)
+	}
+	if f.TenantID > 0 {
+		q = q.Where("tenant_id = ?", f.TenantID)
 	}
 	q = q.OrderExpr("? "+f.OrderDir+", id "+f.OrderDir, bun.Ident(f.OrderBy)).Limit(int64(f.Limit)).Offset(int64(f.Offset))
 	n, err := q.ScanAndCount(ctx)
@@ -171,6 +175,14 @@ func (d *DB) UserSiteIDs(ctx context.Context, userID int64) ([]int64, error) {
 	var ids []int64
 	err := d.NewSelect().Model((*models.UserSite)(nil)).Column("site_id").
 		Where("user_id = ?", userID).Order("site_id").Scan(ctx, &ids)
+	return ids, Classify(err)
+}
+
+// TenantSiteIDs returns the ids of a tenant's sites (a tenant admin's
+// scope), those being deleted included.
+func (d *DB) TenantSiteIDs(ctx context.Context, tenantID int64) ([]int64, error) {
+	var ids []int64
+	err := d.NewSelect().Model((*models.Site)(nil)).Column("id").Where("tenant_id = ?", tenantID).Order("id").Scan(ctx, &ids)
 	return ids, Classify(err)
 }
 

@@ -67,6 +67,20 @@ func (c Config) hostSecure() (string, bool, error) {
 	return ep, secure, nil
 }
 
+// URL is the endpoint as an http(s) URL (the scheme from use_ssl unless the
+// endpoint names one), for the outbound-address check made when the data
+// source is saved.
+func (c Config) URL() (string, error) {
+	host, secure, err := c.hostSecure()
+	if err != nil {
+		return "", err
+	}
+	if secure {
+		return "https://" + host, nil
+	}
+	return "http://" + host, nil
+}
+
 // Source is one bucket.
 type Source struct {
 	client *minio.Client
