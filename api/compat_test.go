@@ -94,4 +94,13 @@ func TestReferenceFrontEndsCompat(t *testing.T) {
 		t.Fatalf("sessions: %s", r.Data)
 	}
 	h.must(422, "POST", "/v1/chat/feedback", `{"thread_id":`, "")
+	// Chat as useAIChat's fetch sends it from a page of no site (no filter).
+	// No workflow engine here: the turn cannot be set up, which the client
+	// shows from a response.error event (HTTP 200), the status readable
+	// cross-origin.
+	r = call(client, "POST", "/v1/chat/responses", map[string]any{"input": "hi", "stream": true, "user": "visitor-1"}, "", 200)
+	if !strings.HasPrefix(string(r.Raw), `data: {"type":"response.error","error":`) || !strings.HasSuffix(string(r.Raw), "\n\ndata: [DONE]\n\n") ||
+		r.Header.Get(StreamErrorStatusHeader) != "503" || !strings.Contains(r.Header.Get("Access-Control-Expose-Headers"), StreamErrorStatusHeader) {
+		t.Fatalf("chat setup error: %q %v", r.Raw, r.Header)
+	}
 }
