@@ -13,9 +13,12 @@
 // also yields its parts (read, file, sync). A run of Han characters is
 // segmented into words with the gse segmenter over a built-in dictionary (in
 // search mode, so long words also yield the dictionary words inside them),
-// and Chinese function words are dropped. Kana and Hangul runs, and Han runs
-// if the dictionary cannot load, fall back to overlapping character
-// bigrams.
+// and Chinese function words are dropped; each word of two or more
+// characters also yields its characters, so a question that says 几行 ("how many lines") still
+// matches a page that says 10行, and 归档 matches 档案 in part: Chinese
+// paraphrases share characters more often than words. Kana and Hangul runs,
+// and Han runs if the dictionary cannot load, fall back to overlapping
+// character bigrams.
 //
 // Changing these rules changes what an index holds: bump Version, and stores
 // that persist terms re-index when the version they were built with differs.
@@ -30,7 +33,7 @@ import (
 // Version identifies the analysis rules. Stores that persist analyzed terms
 // record it and rebuild their keyword index when it changes, so old and new
 // terms are never mixed in one index.
-const Version = 2
+const Version = 3
 
 // MaxWordBytes bounds one word: longer runs (base64 blobs, hashes) are cut
 // there, so a hostile document cannot make a term the size of the document.
@@ -47,7 +50,22 @@ func Terms(text string) []string {
 
 // Each calls emit for every term of text, in the order Terms returns them,
 // without building a slice: indexes use it to count terms of long texts.
-func Each(text string, emit func(term string)) {
+func Each(text string, emit func(term string)) { each(text, true, emit) }
+
+// EachWord is Each without the characters of Chinese words: only whole
+// words. Measures of how much of a question a passage covers use it, since a
+// shared character alone is weak evidence that a passage is on topic
+// (法国 and 法律 share 法).
+func EachWord(text string, emit func(term string)) { each(text, false, emit) }
+
+// Words returns the terms of EachWord in order.
+func Words(text string) []string {
+	var out []string
+	EachWord(text, func(t string) { out = append(out, t) })
+	return out
+}
+
+func each(text string, chars bool, emit func(term string)) {
 	start := -1 // byte offset of the current run
 	cjk := false
 	flush := func(end int) {
@@ -55,7 +73,7 @@ func Each(text string, emit func(term string)) {
 			return
 		}
 		if cjk {
-			cjkTerms(text[start:end], emit)
+			cjkTerms(text[start:end], chars, emit)
 		} else {
 			wordTerms(text[start:end], emit)
 		}

@@ -73,6 +73,29 @@ func TestTermsChinese(t *testing.T) {
 	}
 }
 
+// TestTermsChineseCharacters: a Chinese word also gives its characters, so
+// paraphrases that share characters match; Words leaves them out.
+func TestTermsChineseCharacters(t *testing.T) {
+	got := Terms("查看最后几行")
+	for _, w := range []string{"查看", "最后", "几行", "查", "看", "最", "后", "几", "行"} {
+		if !slices.Contains(got, w) {
+			t.Errorf("Terms = %q, lacks %q", got, w)
+		}
+	}
+	if words := Words("查看最后几行"); !reflect.DeepEqual(words, []string{"查看", "最后", "几行"}) {
+		t.Errorf("Words = %q, want the words only", words)
+	}
+	// English and single-character words are unchanged.
+	if got := Words("ls 命令"); !reflect.DeepEqual(got, Terms("ls 命令")[:2]) {
+		t.Errorf("Words(ls 命令) = %q, Terms = %q", got, Terms("ls 命令"))
+	}
+	var each []string
+	EachWord("读取文件", func(t string) { each = append(each, t) })
+	if !reflect.DeepEqual(each, Words("读取文件")) {
+		t.Errorf("EachWord %q != Words %q", each, Words("读取文件"))
+	}
+}
+
 func TestTermsKanaHangulBigrams(t *testing.T) {
 	if got, want := Terms("ファイル"), []string{"ファ", "ァイ", "イル"}; !reflect.DeepEqual(got, want) {
 		t.Errorf("kana: %q, want %q", got, want)

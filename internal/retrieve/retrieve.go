@@ -173,8 +173,9 @@ func (p Pipeline) Run(ctx context.Context, siteID int64, query string, opt Optio
 	} else if len(results) > opt.TopK {
 		results = results[:opt.TopK]
 	}
+	qWords := dedupe(analyze.Words(query))
 	for i := range results {
-		results[i].Relevance = relevance(qTerms, results[i].Hit, stats)
+		results[i].Relevance = relevance(qWords, results[i].Hit, stats)
 	}
 	return results, nil
 }
@@ -367,24 +368,26 @@ func keep(results []Result, kept []vector.Hit) []Result {
 	return out
 }
 
-// relevance is the share of the query terms' idf that the chunk contains
-// (title, heading or text). Terms the site never uses weigh the most, so a
+// relevance is the share of the query words' idf that the chunk contains
+// (title, heading or text). Words the site never uses weigh the most, so a
 // question about something else scores near 0 even when one common word
-// matches.
-func relevance(qTerms []string, h vector.Hit, st *vector.KeywordStats) float64 {
-	if len(qTerms) == 0 {
+// matches. It counts whole words only (analyze.Words): the characters of
+// Chinese words help ranking, but a question sharing only characters with
+// the docs (法国 with 法律) is not covered by them.
+func relevance(qWords []string, h vector.Hit, st *vector.KeywordStats) float64 {
+	if len(qWords) == 0 {
 		return 0
 	}
 	have := map[string]bool{}
 	for _, f := range []string{h.Title, h.Heading, h.Text} {
-		analyze.Each(f, func(t string) { have[t] = true })
+		analyze.EachWord(f, func(t string) { have[t] = true })
 	}
 	n := 1000.0 // without statistics every term weighs alike
 	if st != nil {
 		n = float64(st.Docs)
 	}
 	var got, all float64
-	for _, q := range qTerms {
+	for _, q := range qWords {
 		df := 1.0
 		if st != nil {
 			df = float64(st.DocFreq[q])

@@ -108,6 +108,22 @@ func TestRunChineseAndOffTopic(t *testing.T) {
 	}
 }
 
+// TestRunChineseSharedCharacterIsNotCoverage: a Chinese question that shares
+// only characters with a chunk (the 磁 and 盘 of 磁盘 in 磁带 and 光盘) finds it
+// through the keyword stage, but its relevance counts whole words only, so
+// the responder still says the docs do not cover the question.
+func TestRunChineseSharedCharacterIsNotCoverage(t *testing.T) {
+	p := fixture(t)
+	ctx := context.Background()
+	res, err := p.Run(ctx, 1, "磁带光盘", opts(Stages{Keyword: true, Rerank: true}), nil)
+	if err != nil || len(res) != 1 || res[0].Hit.DocumentID != 3 {
+		t.Fatalf("keyword by character: %+v, %v", res, err)
+	}
+	if res[0].Relevance != 0 {
+		t.Errorf("relevance = %v, want 0 (no word of the question is in the chunk)", res[0].Relevance)
+	}
+}
+
 func TestRunFilterAndBadQueries(t *testing.T) {
 	p := fixture(t)
 	ctx := context.Background()

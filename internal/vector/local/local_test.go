@@ -492,3 +492,42 @@ func BenchmarkSearch100k(b *testing.B) {
 	b.ReportMetric(pct(0.50), "p50-ms")
 	b.ReportMetric(pct(0.99), "p99-ms")
 }
+
+// TestKeywordSearchTitleWeight: a document whose title names the query's
+// subject outranks one that only mentions it in passing, even twice (the
+// title counts vector.TitleWeight times).
+func TestKeywordSearchTitleWeight(t *testing.T) {
+	ctx := context.Background()
+	s := openTest(t, t.TempDir())
+	defer s.Close()
+	titled := chunk(1, 1, 1, 0, vec(1, 0), "Copies the archive back into the data directory.")
+	titled.Title = "Restoring backups"
+	mention := chunk(1, 2, 1, 0, vec(0, 1), "Before an upgrade, take a backup; the backup is kept for a week.")
+	mention.Title = "Upgrading"
+	filler := chunk(1, 3, 1, 0, vec(1, 1), "Nothing related here at all.")
+	if err := s.Upsert(ctx, []vector.Chunk{titled, mention, filler}); err != nil {
+		t.Fatal(err)
+	}
+	hits, err := s.KeywordSearch(ctx, 1, "backup", 10)
+	if err != nil || len(hits) != 2 || hits[0].DocumentID != 1 {
+		t.Fatalf("hits = %+v, %v; want the titled document first", hits, err)
+	}
+}
+
+// TestKeywordSearchChineseCharacters: a Chinese question matches a page
+// that shares a character of its words but not the words (几行 and 10行).
+func TestKeywordSearchChineseCharacters(t *testing.T) {
+	ctx := context.Background()
+	s := openTest(t, t.TempDir())
+	defer s.Close()
+	if err := s.Upsert(ctx, []vector.Chunk{
+		chunk(1, 1, 1, 0, vec(1, 0), "将文件的倒数10行输出至标准输出"),
+		chunk(1, 2, 1, 0, vec(0, 1), "显示磁盘使用情况"),
+	}); err != nil {
+		t.Fatal(err)
+	}
+	hits, err := s.KeywordSearch(ctx, 1, "几行", 10)
+	if err != nil || len(hits) != 1 || hits[0].DocumentID != 1 {
+		t.Fatalf("hits = %+v, %v; want document 1", hits, err)
+	}
+}
