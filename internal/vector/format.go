@@ -18,5 +18,5 @@ const FieldsRevision = 1
 // re-indexes the sites holding older chunks, so terms, vectors and cuts of
 // two formats are not left mixed in one index.
 func IndexFormat(chunkSize, chunkOverlap int) string {
-	return fmt.Sprintf("a%d.f%d.h%d.c%d+%d", analyze.Version, FieldsRevision, LeafHeadingWeight, chunkSize, chunkOverlap)
+	return fmt.Sprintf("a%d.f%d.t%d.h%d.c%d+%d", analyze.Version, FieldsRevision, TitleWeight, LeafHeadingWeight, chunkSize, chunkOverlap)
 }
