@@ -2,6 +2,7 @@ package workflows
 
 import (
 	"errors"
+	"regexp"
 	"sort"
 	"strconv"
 	"time"
@@ -117,10 +118,13 @@ type turnState struct {
 	offset  int
 	sources []activities.KnowledgeSource
 	seenDoc map[int64]bool
-	elapsed map[string]int64
-	firstMs int64
-	textMs  int64
-	endMs   int64 // the latest model call's end, ms from request start (real clock)
+	// numbered is every source number this turn's searches gave, listed
+	// or not (a document's later numbers are not; see citedSources).
+	numbered map[int]activities.KnowledgeSource
+	elapsed  map[string]int64
+	firstMs  int64
+	textMs   int64
+	endMs    int64 // the latest model call's end, ms from request start (real clock)
 }
 
 // versionToolStarted is the change that moved tool_call.started from the
@@ -144,7 +148,8 @@ type ChatWorkflow struct {
 // sees; activities feed it with their results (and, scheduled ones, by
 // signal), readers drain it by update (long-poll) or query.
 func (w ChatWorkflow) Run(ctx workflow.Context, in ChatRunInput) (ChatRunResult, error) {
-	r := &turnState{ctx: ctx, hub: w.Hub, in: in, offset: in.SourceOffset, seenDoc: map[int64]bool{}, elapsed: map[string]int64{}}
+	r := &turnState{ctx: ctx, hub: w.Hub, in: in, offset: in.SourceOffset, seenDoc: map[int64]bool{},
+		numbered: map[int]activities.KnowledgeSource{}, elapsed: map[string]int64{}}
 	if in.Reader != "" {
 		// Recorded, so a replay on another worker keeps the choice.
 		if err := workflow.SideEffect(ctx, func(workflow.Context) any {
@@ -308,10 +313,12 @@ func (r *turnState) agent(ctx workflow.Context) {
 			tm := activities.TurnMessage{Role: llm.RoleTool, ToolCallID: tc.ID, ToolRef: true, SourceStart: r.offset + 1}
 			for j, s := range res.Sources {
 				idx := r.offset + 1 + j
+				ks := activities.KnowledgeSource{ID: strconv.FormatInt(s.DocumentID, 10), Title: s.Title,
+					SiteID: s.SiteID, DocumentID: s.DocumentID, Score: s.Score, SourceIndex: idx}
+				r.numbered[idx] = ks
 				if !r.seenDoc[s.DocumentID] {
 					r.seenDoc[s.DocumentID] = true
-					r.sources = append(r.sources, activities.KnowledgeSource{ID: strconv.FormatInt(s.DocumentID, 10), Title: s.Title,
-						SiteID: s.SiteID, DocumentID: s.DocumentID, Score: s.Score, SourceIndex: idx})
+					r.sources = append(r.sources, ks)
 				}
 			}
 			r.offset += len(res.Sources)
@@ -390,6 +397,7 @@ func (r *turnState) toolCompleted(tc llm.ToolCall, res activities.SearchResult) 
 
 // finish appends the closing events: sources, trace, completed with usage.
 func (r *turnState) finish(ctx workflow.Context) {
+	r.sources = citedSources(r.sources, r.numbered, r.final)
 	if len(r.sources) > 0 {
 		sort.SliceStable(r.sources, func(i, j int) bool { return r.sources[i].SourceIndex < r.sources[j].SourceIndex })
 		r.emit(chatevent.KnowledgeSources{Sources: r.sources})
@@ -410,6 +418,28 @@ func (r *turnState) finish(ctx workflow.Context) {
 // recorded before EndMs existed fall back to the workflow clock.
 func (r *turnState) totalMs(ctx workflow.Context) int64 {
 	return max(workflow.Now(ctx).UnixMilli()-r.in.StartedAtMs, r.endMs, r.textMs, r.firstMs)
+}
+
+var citedNumber = regexp.MustCompile(`\[(\d+)\]`)
+
+// citedSources adds to sources (a document's first number in the turn, as
+// the reference lists them) every number the answer cites that a search of
+// the turn gave but the list lacks: a document two searches returned is
+// listed at its first number, and an answer citing its later one would
+// otherwise cite a number nothing resolves.
+func citedSources(sources []activities.KnowledgeSource, numbered map[int]activities.KnowledgeSource, answer string) []activities.KnowledgeSource {
+	listed := make(map[int]bool, len(sources))
+	for _, s := range sources {
+		listed[s.SourceIndex] = true
+	}
+	for _, m := range citedNumber.FindAllStringSubmatch(answer, -1) {
+		n, err := strconv.Atoi(m[1])
+		if s, ok := numbered[n]; err == nil && ok && !listed[n] {
+			listed[n] = true
+			sources = append(sources, s)
+		}
+	}
+	return sources
 }
 
 // persist stores the assistant side of the turn.

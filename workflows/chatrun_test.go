@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -483,5 +484,27 @@ func TestChatTotalTimeIsOnTheRealClock(t *testing.T) {
 	}
 	if total < 6000 {
 		t.Fatalf("stored trace %v", tr)
+	}
+}
+
+// A document that two searches of one turn both return is listed once, at
+// its first number; when the answer cites its later number, that number is
+// listed too, so every [n] of the answer resolves (issue 12). Numbers nobody
+// cites, and numbers no search gave, are not added.
+func TestChatCitedLaterNumberOfARepeatedDocumentIsListed(t *testing.T) {
+	script := []llm.Message{toolCall("c1"), toolCall("c2"), {Role: "assistant", Content: "Install it [6]. See also [9]."}}
+	ce := newChatEnv(t, script, found) // both searches return document 10
+	in := chatInput()
+	in.SourceOffset = 4
+	ce.run(t, in)
+	var got []string
+	for _, s := range ce.persist.Sources {
+		got = append(got, fmt.Sprintf("%d:%d", s.SourceIndex, s.DocumentID))
+	}
+	if strings.Join(got, ",") != "5:10,6:10" {
+		t.Fatalf("sources %v, want [5] (first hit) and the cited [6] of document 10", got)
+	}
+	if ce.persist.SourceOffset != 6 {
+		t.Fatalf("offset %d", ce.persist.SourceOffset)
 	}
 }
