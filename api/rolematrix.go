@@ -34,7 +34,7 @@ func RouteScope(r Route) string {
 		return ScopeOwnJobs
 	case r.Perm == AdminOnly && !strings.HasPrefix(r.Path, "/sites/") && !strings.HasPrefix(r.Path, "/documents") &&
 		!strings.HasPrefix(r.Path, "/collections") && !strings.HasPrefix(r.Path, "/files") && !strings.HasPrefix(r.Path, "/data-sources"),
-		strings.HasPrefix(r.Path, "/tenants"):
+		strings.HasPrefix(r.Path, "/tenants"), r.Path == "/documents:aiGenerate":
 		return ScopeOwnTenant
 	}
 	return ScopeAssignedSites

@@ -317,6 +317,10 @@ func (m *matrix) call(r Route, who matrixCaller, s matrixSite, own bool, job str
 		c.body = map[string]any{"document_ids": []int64{s.doc}}
 	case "POST /documents:retrieve":
 		c.body = map[string]any{"site_id": s.id, "query": "matrix", "collection_id": s.col}
+	case "POST /documents:aiGenerate":
+		c.body = map[string]any{"content": "# Matrix\n\nA matrix test.", "fields": []string{"summary", "tags"}}
+	case "POST /system-configs/ai-config/test-connection":
+		c.body = map[string]any{}
 	case "PUT /documents/{id}":
 		c.body = map[string]any{"summary": "m"}
 	case "PUT /collections/{id}":

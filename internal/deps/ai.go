@@ -156,24 +156,28 @@ func (d *Deps) Embedder(ctx context.Context, tenantID int64) (embed.Embedder, er
 
 // EmbedderFor builds (or reuses) the embedder of a model section.
 func (d *Deps) EmbedderFor(m ModelConfig) (embed.Embedder, error) {
-	v, err := d.models.get(cacheKey("embed", m), func() (any, error) {
-		switch {
-		case m.Provider == "" || m.Provider == "local":
-			dim := m.Dimension
-			if dim <= 0 {
-				dim = localembed.DefaultDimension
-			}
-			return localembed.New(dim), nil
-		case isOpenAI(m.Provider):
-			return oai.New(oai.Config{BaseURL: m.BaseURL, APIKey: m.APIKey, Model: m.Model, Dimension: m.Dimension,
-				HTTPClient: d.GuardedClient()}), nil
-		}
-		return nil, fmt.Errorf("embedding provider %q is not supported (local, openai)", m.Provider)
-	})
+	v, err := d.models.get(cacheKey("embed", m), func() (any, error) { return d.NewEmbedder(m) })
 	if err != nil {
 		return nil, err
 	}
 	return v.(embed.Embedder), nil
+}
+
+// NewEmbedder builds the embedder of a model section without keeping it
+// (a connection test of settings that may never be saved).
+func (d *Deps) NewEmbedder(m ModelConfig) (embed.Embedder, error) {
+	switch {
+	case m.Provider == "" || m.Provider == "local":
+		dim := m.Dimension
+		if dim <= 0 {
+			dim = localembed.DefaultDimension
+		}
+		return localembed.New(dim), nil
+	case isOpenAI(m.Provider):
+		return oai.New(oai.Config{BaseURL: m.BaseURL, APIKey: m.APIKey, Model: m.Model, Dimension: m.Dimension,
+			HTTPClient: d.GuardedClient()}), nil
+	}
+	return nil, fmt.Errorf("embedding provider %q is not supported (local, openai)", m.Provider)
 }
 
 // ChatModel returns the tenant's chat model and its model name.
@@ -183,19 +187,32 @@ func (d *Deps) ChatModel(ctx context.Context, tenantID int64) (llm.Model, string
 		return nil, "", err
 	}
 	m := ai.Chat
-	v, err := d.models.get(cacheKey("chat", m), func() (any, error) {
-		switch {
-		case m.Provider == "" || m.Provider == "extractive" || m.Provider == "local":
-			return extractive.New(), nil
-		case isOpenAI(m.Provider):
-			return oaillm.New(oaillm.Config{BaseURL: m.BaseURL, APIKey: m.APIKey, Model: m.Model, HTTPClient: d.GuardedClient()}), nil
-		}
-		return nil, fmt.Errorf("chat provider %q is not supported (extractive, openai)", m.Provider)
-	})
+	v, err := d.models.get(cacheKey("chat", m), func() (any, error) { return d.NewChatModel(m) })
 	if err != nil {
 		return nil, "", err
 	}
 	return v.(llm.Model), m.Model, nil
+}
+
+// LocalChat reports whether a chat section is the built-in extractive
+// responder (no model behind it).
+func LocalChat(m ModelConfig) bool {
+	switch strings.ToLower(m.Provider) {
+	case "", "extractive", "local":
+		return true
+	}
+	return false
+}
+
+// NewChatModel builds the chat model of a model section without keeping it.
+func (d *Deps) NewChatModel(m ModelConfig) (llm.Model, error) {
+	switch {
+	case LocalChat(m):
+		return extractive.New(), nil
+	case isOpenAI(m.Provider):
+		return oaillm.New(oaillm.Config{BaseURL: m.BaseURL, APIKey: m.APIKey, Model: m.Model, HTTPClient: d.GuardedClient()}), nil
+	}
+	return nil, fmt.Errorf("chat provider %q is not supported (extractive, openai)", m.Provider)
 }
 
 // Reranker returns the tenant's reranker.
@@ -205,17 +222,20 @@ func (d *Deps) Reranker(ctx context.Context, tenantID int64) (rerank.Reranker, e
 		return nil, err
 	}
 	m := ai.Rerank
-	v, err := d.models.get(cacheKey("rerank", m), func() (any, error) {
-		switch strings.ToLower(m.Provider) {
-		case "", "lexical", "local":
-			return lexical.New(), nil
-		case "cohere", "jina", "vllm", "openai-compatible", "custom":
-			return cohere.New(cohere.Config{BaseURL: m.BaseURL, APIKey: m.APIKey, Model: m.Model, HTTPClient: d.GuardedClient()}), nil
-		}
-		return nil, fmt.Errorf("rerank provider %q is not supported (lexical, cohere)", m.Provider)
-	})
+	v, err := d.models.get(cacheKey("rerank", m), func() (any, error) { return d.NewReranker(m) })
 	if err != nil {
 		return nil, err
 	}
 	return v.(rerank.Reranker), nil
+}
+
+// NewReranker builds the reranker of a model section without keeping it.
+func (d *Deps) NewReranker(m ModelConfig) (rerank.Reranker, error) {
+	switch strings.ToLower(m.Provider) {
+	case "", "lexical", "local":
+		return lexical.New(), nil
+	case "cohere", "jina", "vllm", "openai-compatible", "custom":
+		return cohere.New(cohere.Config{BaseURL: m.BaseURL, APIKey: m.APIKey, Model: m.Model, HTTPClient: d.GuardedClient()}), nil
+	}
+	return nil, fmt.Errorf("rerank provider %q is not supported (lexical, cohere)", m.Provider)
 }

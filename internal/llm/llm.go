@@ -76,12 +76,15 @@ type ToolDef struct {
 }
 
 // Request is one model turn. Model overrides the backend's configured model
-// when non-empty; a nil Temperature leaves the server default.
+// when non-empty; a nil Temperature leaves the server default; MaxTokens
+// bounds the answer (0: the server default), for short calls such as a
+// connection test or generated document fields.
 type Request struct {
 	Model       string
 	Messages    []Message
 	Tools       []ToolDef
 	Temperature *float64
+	MaxTokens   int
 	Purpose     string // PurposeChat or PurposeSummarize
 }
 

@@ -172,6 +172,9 @@ func (m *Model) buildParams(req llm.Request) (openai.ChatCompletionNewParams, er
 	if req.Temperature != nil {
 		params.Temperature = param.NewOpt(*req.Temperature)
 	}
+	if req.MaxTokens > 0 {
+		params.MaxTokens = param.NewOpt(int64(req.MaxTokens))
+	}
 	for i, msg := range req.Messages {
 		p, err := toParam(msg)
 		if err != nil {
