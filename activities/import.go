@@ -58,6 +58,9 @@ type ImportSpec struct {
 	Options      map[string]any
 	Author       string
 	MaxBytes     int64
+	// Generate names the document fields (summary, tags) filled from the
+	// converted content as documents:aiGenerate fills them.
+	Generate []string `json:",omitempty"`
 }
 
 // ImportFile is one file of an import.
@@ -128,10 +131,11 @@ func (a *Import) ImportFile(ctx context.Context, in ImportFileInput) (ImportFile
 	}
 	res.Meta["source_name"] = in.File.Name
 	res.Meta["import_id"] = in.Spec.ImportID
+	summary, tags := a.generate(ctx, in.Spec, md, res.Meta)
 	mb, _ := json.Marshal(res.Meta)
 	meta := string(mb)
 	doc := &models.Document{TenantID: in.Spec.TenantID, SiteID: in.Spec.SiteID, CollectionID: in.Spec.CollectionID,
-		Title: res.Title, Content: md, Author: in.Spec.Author, Tags: "[]", Status: in.Spec.Status,
+		Title: res.Title, Content: md, Author: in.Spec.Author, Summary: summary, Tags: tags, Status: in.Spec.Status,
 		VectorStatus: models.VecNone, ContentVersion: 1, ReadingTime: models.ReadingTime(md), ParseMeta: &meta}
 	if in.Spec.Vectorize {
 		doc.VectorStatus = models.VecPending

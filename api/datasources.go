@@ -469,6 +469,7 @@ func (s *Server) importFromDataSource(c *fiber.Ctx) error {
 	if plan.site.TenantID != ds.TenantID {
 		return BadRequest("site_id: site %d does not exist", plan.site.ID)
 	}
+	plan.spec.Generate = generateFields(in.GenerateSummary, in.GenerateTags)
 	seen := map[string]bool{}
 	for i, key := range in.Keys {
 		if err := datasource.CheckKey(key); err != nil {

@@ -20,6 +20,7 @@ import (
 	"github.com/lorekb/lore/internal/convert/builtin"
 	"github.com/lorekb/lore/internal/convert/processor"
 	"github.com/lorekb/lore/internal/db"
+	"github.com/lorekb/lore/internal/enrich"
 	"github.com/lorekb/lore/models"
 	"github.com/lorekb/lore/workflows"
 )
@@ -27,15 +28,17 @@ import (
 // ImportForm documents the multipart body of documents:import (the
 // reference's BodyImportDocument, with several files and publish).
 type ImportForm struct {
-	Files         []string `json:"files" format:"binary" doc:"one or more files (field file is accepted too)" validate:"required"`
-	SiteID        int64    `json:"site_id" validate:"required"`
-	CollectionID  int64    `json:"collection_id" required:"false" doc:"a collection of the same site"`
-	ProcessorType string   `json:"processor_type" required:"false" doc:"builtin (default), or the id, name or type (Docling, MinerU, PaddleOCR) of an enabled doc-processor"`
-	Publish       bool     `json:"publish" required:"false" doc:"create the documents published (default draft)"`
-	AutoVectorize *bool    `json:"auto_vectorize" required:"false" doc:"vectorize the documents (site_admin or admin); default: as vectorize_mode says for published documents"`
-	OCREnabled    bool     `json:"ocr_enabled" required:"false" doc:"passed to external processors"`
-	ExtractImages *bool    `json:"extract_images" required:"false" doc:"keep pictures (stored as files of the site); default true"`
-	ExtractTables *bool    `json:"extract_tables" required:"false" doc:"passed to external processors; default true"`
+	Files           []string `json:"files" format:"binary" doc:"one or more files (field file is accepted too)" validate:"required"`
+	SiteID          int64    `json:"site_id" validate:"required"`
+	CollectionID    int64    `json:"collection_id" required:"false" doc:"a collection of the same site"`
+	ProcessorType   string   `json:"processor_type" required:"false" doc:"builtin (default), or the id, name or type (Docling, MinerU, PaddleOCR) of an enabled doc-processor"`
+	Publish         bool     `json:"publish" required:"false" doc:"create the documents published (default draft)"`
+	AutoVectorize   *bool    `json:"auto_vectorize" required:"false" doc:"vectorize the documents (site_admin or admin); default: as vectorize_mode says for published documents"`
+	OCREnabled      bool     `json:"ocr_enabled" required:"false" doc:"passed to external processors"`
+	ExtractImages   *bool    `json:"extract_images" required:"false" doc:"keep pictures (stored as files of the site); default true"`
+	ExtractTables   *bool    `json:"extract_tables" required:"false" doc:"passed to external processors; default true"`
+	GenerateSummary bool     `json:"generate_summary" required:"false" doc:"fill each document's summary as documents:aiGenerate does (the chat model, else extractive)"`
+	GenerateTags    bool     `json:"generate_tags" required:"false" doc:"fill each document's tags the same way"`
 }
 
 // ImportRequest is the JSON body of an import from a data source (the
@@ -53,8 +56,10 @@ type ImportRequest struct {
 	// DuplicateStrategy is accepted for the reference's clients; every file
 	// of a request becomes a document (allow).
 	DuplicateStrategy string `json:"duplicate_strategy" validate:"omitempty,oneof=allow skip"`
-	GenerateSummary   bool   `json:"generate_summary"`
-	GenerateTags      bool   `json:"generate_tags"`
+	// GenerateSummary and GenerateTags fill each document's summary and
+	// tags as documents:aiGenerate does.
+	GenerateSummary bool `json:"generate_summary"`
+	GenerateTags    bool `json:"generate_tags"`
 }
 
 // ImportTask is an import job as the reference's Task shows it; progress and
@@ -146,6 +151,18 @@ func (s *Server) planImport(c *fiber.Ctx, siteID, collectionID int64, proc strin
 		spec.Author = p.User.Name
 	}
 	return &importPlan{site: site, spec: spec, rejected: map[int]string{}}, nil
+}
+
+// generateFields are the document fields an import fills (enrich fields).
+func generateFields(summary, tags bool) []string {
+	var out []string
+	if summary {
+		out = append(out, enrich.FieldSummary)
+	}
+	if tags {
+		out = append(out, enrich.FieldTags)
+	}
+	return out
 }
 
 // supported reports whether the plan's processor reads the file's type.
@@ -246,7 +263,7 @@ func (s *Server) importDocuments(c *fiber.Ctx) error {
 		return err
 	}
 	bools := map[string]*bool{}
-	for _, k := range []string{"publish", "auto_vectorize", "ocr_enabled", "extract_images", "extract_tables"} {
+	for _, k := range []string{"publish", "auto_vectorize", "ocr_enabled", "extract_images", "extract_tables", "generate_summary", "generate_tags"} {
 		if bools[k], err = formBool(form.Value[k]); err != nil {
 			return Invalid("%s: true or false", k)
 		}
@@ -267,6 +284,7 @@ func (s *Server) importDocuments(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
+	plan.spec.Generate = generateFields(deref(bools["generate_summary"]), deref(bools["generate_tags"]))
 	names := make([]string, len(files))
 	for i, fh := range files {
 		if names[i], err = importFileName(rawFilename(fh)); err != nil {
@@ -392,5 +410,5 @@ func (s *Server) startImport(c *fiber.Ctx, p *importPlan) (ImportTask, error) {
 	return ImportTask{ID: p.spec.ImportID, JobID: p.spec.ImportID, TaskType: JobImport, Status: "pending",
 		SiteID: p.site.ID, TenantID: p.site.TenantID, CreatedBy: by, CreatedAt: now, UpdatedAt: now,
 		Payload: map[string]any{"files": names, "collection_id": p.spec.CollectionID, "processor": proc,
-			"status": p.spec.Status, "vectorize": p.spec.Vectorize, "rejected": len(p.rejected)}}, nil
+			"status": p.spec.Status, "vectorize": p.spec.Vectorize, "rejected": len(p.rejected), "generate": p.spec.Generate}}, nil
 }

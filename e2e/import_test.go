@@ -276,3 +276,32 @@ func TestImportBadInput(t *testing.T) {
 		t.Fatal("a refused import created documents")
 	}
 }
+
+// TestImportGeneratesFields: generate_summary and generate_tags fill each
+// imported document's summary and tags (extractively on the default chat
+// provider), and parse_meta says what generated them.
+func TestImportGeneratesFields(t *testing.T) {
+	a := newApp(t, "sqlite", nil)
+	site := a.site("Import generate")
+	md := "# Backups\n\nA nightly backup copies the database. Restoring a backup brings the sites back.\n\n## Restoring a backup\n\nStop the worker, then restore the backup.\n"
+	r := a.multipart("/admin/api/v1/documents:import", map[string]string{"site_id": itoa(site), "generate_summary": "true",
+		"generate_tags": "true"}, "files", []upload{{"backups.md", []byte(md)}}, a.token)
+	if r.Status != 201 {
+		t.Fatalf("import: %d %s", r.Status, r.Raw)
+	}
+	var task struct {
+		ID string `json:"id"`
+	}
+	r.into(t, &task)
+	if j := a.waitImport(task.ID, 2*time.Minute); j.Status != "completed" || j.Progress.Completed != 1 {
+		t.Fatalf("job %s: %+v", j.Status, j.Progress)
+	}
+	var doc models.Document
+	if err := a.d.DB.NewSelect().Model(&doc).Where("site_id = ? AND title = ?", site, "Backups").Scan(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(doc.Summary, "A nightly backup copies the database. Restoring a backup brings the sites back.") || !strings.HasPrefix(doc.Tags, `["backup"`) ||
+		doc.ParseMeta == nil || !strings.Contains(*doc.ParseMeta, `"generated_by":"extractive"`) {
+		t.Errorf("summary %q, tags %s, meta %v", doc.Summary, doc.Tags, doc.ParseMeta)
+	}
+}
