@@ -24,16 +24,22 @@ func TestChaosWorkerKill(t *testing.T) {
 	job := s.StartBatch(ids)
 	sc.logf("batch %s of %d documents started", job, n)
 
+	killWorkerMidway(sc, s, job, n, "batch")
+	verifyBatch(sc, s, job, ids, nil)
+}
+
+// killWorkerMidway waits until 20% of the job's n items completed, kills
+// the worker with SIGKILL, checks that the job was not done yet, and starts
+// a new worker.
+func killWorkerMidway(sc *scenario, s *stack, job string, n int, what string) {
 	at := waitProgress(sc, s, job, n)
 	s.KillWorker()
 	sc.logf("worker pid %d killed at %d/%d completed", s.worker.Pid(), at, n)
-	sc.check("worker SIGKILLed mid-batch (progress.completed >= 20%)", at < n,
+	sc.check("worker SIGKILLed mid-"+what+" (progress.completed >= 20%)", at < n,
 		"killed at %d/%d completed", at, n)
 	time.Sleep(time.Second)
 	s.StartWorker()
 	sc.logf("new worker pid %d polling", s.worker.Pid())
-
-	verifyBatch(sc, s, job, ids, nil)
 }
 
 // (c) The Temporal dev server is stopped (SIGTERM) during a batch and started
