@@ -11,6 +11,8 @@
 //	   loop; embedded vector store search latency at 100k chunks
 //	C. chat: response.created and first-token overhead with a scripted
 //	   OpenAI-compatible model, at 1 and 20 concurrent chats
+//	S. scale (-only scale100k): 100,000 documents loaded, re-indexed as one
+//	   job, listed and deleted
 //
 // Run it with `make bench` (or scripts/bench.sh [flags]); -quick is a smoke
 // run with tiny sizes.
@@ -73,6 +75,9 @@ type options struct {
 	modelDelay     time.Duration
 	tokens         int
 	tps            float64
+	scaleDocs      int
+	scaleBase      int
+	scaleDocSize   int
 }
 
 type multiFlag []string
@@ -95,7 +100,7 @@ func parseFlags() *options {
 	flag.BoolVar(&o.scale, "scale", false, "long run (within 30 minutes): a million chunks, the chat and ingestion curves, and -temporal-pg (flags given explicitly still win)")
 	flag.BoolVar(&o.keep, "keep", false, "keep the work directory (logs, data) and print its path")
 	flag.DurationVar(&o.timeout, "timeout", 40*time.Minute, "abort the whole run after this long")
-	flag.StringVar(&o.only, "only", "binary,api,vectorize,ingest,search,chat", "comma-separated parts to run: binary, api, vectorize, ingest (only with -ingest), search, chat")
+	flag.StringVar(&o.only, "only", "binary,api,vectorize,ingest,search,chat", "comma-separated parts to run: binary, api, vectorize, ingest (only with -ingest), search, chat, scale100k (-scale only: 100,000 documents, about 20 minutes)")
 	flag.Var(&o.loreEnv, "lore-env", "extra KEY=VALUE for the lore process (repeatable)")
 
 	flag.IntVar(&o.docs, "docs", 10000, "A: published documents loaded into the API site")
@@ -122,6 +127,10 @@ func parseFlags() *options {
 	flag.DurationVar(&o.modelDelay, "model-delay", 200*time.Millisecond, "C: scripted model wait before its first chunk")
 	flag.IntVar(&o.tokens, "model-tokens", 20, "C: answer tokens the scripted model streams")
 	flag.Float64Var(&o.tps, "model-tps", 50, "C: scripted model tokens per second")
+
+	flag.IntVar(&o.scaleDocs, "scale-docs", 100000, "S (-only scale100k): documents of the large site")
+	flag.IntVar(&o.scaleBase, "scale-base", 1000, "S: documents of the reference site whose re-index rate the large one is held to")
+	flag.IntVar(&o.scaleDocSize, "scale-doc-size", 1000, "S: approximate document size in bytes")
 	flag.Parse()
 
 	if o.quick {
@@ -130,6 +139,7 @@ func parseFlags() *options {
 		quick := map[string]string{
 			"docs": "1000", "duration": "2s", "warmup": "500ms", "corpus-min": "1000", "corpus-max": "100",
 			"chunks": "10000", "queries": "200", "chat-docs": "3", "chat-rounds": "2", "chat-single-rounds": "5",
+			"scale-docs": "2000", "scale-base": "200",
 		}
 		for name, v := range quick {
 			if !set[name] {
@@ -173,7 +183,7 @@ func (o *options) chatLevels() []int {
 // scaleDefaults are the -scale sizes.
 var scaleDefaults = map[string]string{
 	"chunks": "1000000", "queries": "500", "temporal-pg": "true", "chat-curve": "50,100,200", "chat-rounds": "3",
-	"ingest": "10000,100000,1000000",
+	"ingest": "10000,100000,1000000", "only": "binary,api,vectorize,ingest,search,chat,scale100k",
 }
 
 func (o *options) runs(part string) bool {
@@ -279,7 +289,7 @@ func (b *bench) setup(ctx context.Context) error {
 		return err
 	}
 	logf("work directory %s", b.work)
-	if !o.runs("binary") && !o.runs("api") && !o.runs("vectorize") && !o.runs("ingest") && !o.runs("chat") {
+	if !o.runs("binary") && !o.runs("api") && !o.runs("vectorize") && !o.runs("ingest") && !o.runs("chat") && !o.runs("scale100k") {
 		logf("only in-process parts: no database, Temporal server or lore started")
 		return nil
 	}
@@ -316,7 +326,7 @@ func (b *bench) runAll(ctx context.Context) error {
 		}
 		return nil
 	}
-	if err := run([]part{{"binary", b.benchBinary}, {"api", b.benchAPI}, {"vectorize", b.benchVectorize}, {"ingest", b.benchIngest}, {"search", b.benchSearch}, {"chat", b.benchChat}}); err != nil {
+	if err := run([]part{{"binary", b.benchBinary}, {"api", b.benchAPI}, {"vectorize", b.benchVectorize}, {"ingest", b.benchIngest}, {"search", b.benchSearch}, {"chat", b.benchChat}, {"scale100k", b.benchScale}}); err != nil {
 		return err
 	}
 	if !b.o.temporalPG || !(b.o.runs("vectorize") || b.o.runs("chat")) {
