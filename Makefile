@@ -56,8 +56,9 @@ fmt:
 bench: build tools
 	@scripts/bench.sh
 
-# The long run (up to 30 minutes): a million chunks, the chat and ingestion
-# curves, and the server parts again on a Temporal server on PostgreSQL.
+# The long run (up to 40 minutes): a million chunks, the chat and ingestion
+# curves, re-index and delete at 100,000 documents, and the server parts again
+# on a Temporal server on PostgreSQL.
 bench-scale: build tools tools-temporal-server
 	@scripts/bench.sh -scale
 

@@ -97,10 +97,10 @@ func parseFlags() *options {
 	flag.IntVar(&o.temporalShards, "temporal-shards", 4, "history shards of the -temporal-pg server")
 	flag.StringVar(&o.pgURL, "pg", env.AdminURL(), "PostgreSQL server URL used to create and drop the scratch database ($LORE_BENCH_PG_URL, $LORE_TEST_PG_URL)")
 	flag.BoolVar(&o.quick, "quick", false, "smoke run: tiny sizes (flags given explicitly still win)")
-	flag.BoolVar(&o.scale, "scale", false, "long run (within 30 minutes): a million chunks, the chat and ingestion curves, and -temporal-pg (flags given explicitly still win)")
+	flag.BoolVar(&o.scale, "scale", false, "long run (within 40 minutes): a million chunks, the chat and ingestion curves, 100,000-document jobs (scale100k), and -temporal-pg (flags given explicitly still win)")
 	flag.BoolVar(&o.keep, "keep", false, "keep the work directory (logs, data) and print its path")
 	flag.DurationVar(&o.timeout, "timeout", 40*time.Minute, "abort the whole run after this long")
-	flag.StringVar(&o.only, "only", "binary,api,vectorize,ingest,search,chat", "comma-separated parts to run: binary, api, vectorize, ingest (only with -ingest), search, chat, scale100k (-scale only: 100,000 documents, about 20 minutes)")
+	flag.StringVar(&o.only, "only", "binary,api,vectorize,ingest,search,chat", "comma-separated parts to run: binary, api, vectorize, ingest (only with -ingest), search, chat, scale100k (100,000 documents, about 10 minutes; in -scale by default)")
 	flag.Var(&o.loreEnv, "lore-env", "extra KEY=VALUE for the lore process (repeatable)")
 
 	flag.IntVar(&o.docs, "docs", 10000, "A: published documents loaded into the API site")
@@ -183,7 +183,7 @@ func (o *options) chatLevels() []int {
 // scaleDefaults are the -scale sizes.
 var scaleDefaults = map[string]string{
 	"chunks": "1000000", "queries": "500", "temporal-pg": "true", "chat-curve": "50,100,200", "chat-rounds": "3",
-	"ingest": "10000,100000,1000000", "only": "binary,api,vectorize,ingest,search,chat,scale100k",
+	"ingest": "10000,100000,1000000", "only": "binary,api,vectorize,ingest,search,chat,scale100k", "timeout": "60m",
 }
 
 func (o *options) runs(part string) bool {
