@@ -327,26 +327,30 @@ func (b *bench) benchChat(ctx context.Context) error {
 		levels = append(levels, struct{ conc, rounds int }{c, o.chatRounds})
 	}
 	curve := b.rep.section(fmt.Sprintf("C. Chat curve (issue 17): turns per second, CPU per turn, lore's memory; %s rounds per client", fmt.Sprint(o.chatRounds)),
-		"Level", "turns/s (lore)", "turns/s ceiling (model's own time)", "lore CPU per turn", "Temporal server CPU per turn", "bench process CPU per turn", "lore peak RSS (VmHWM)", "errors")
+		"Level", "turns/s (lore)", "turns/s ceiling (model's own time)", "lore CPU per turn", "Temporal server CPU per turn", "PostgreSQL CPU per turn (lore's database)", "bench process CPU per turn", "lore peak RSS (VmHWM)", "errors")
 	for _, l := range levels {
 		dm, err := b.directModel(ctx, c, l.conc, min(l.rounds, 3))
 		if err != nil {
 			return err
 		}
 		lt0 := time.Now()
-		loreCPU0, tCPU0, selfCPU0 := treeCPU(b.lore.Pid()), treeCPU(b.temporal.Pid()), selfCPU()
+		loreCPU0, tCPU0, selfCPU0, pg0 := treeCPU(b.lore.Pid()), treeCPU(b.temporal.Pid()), selfCPU(), b.dbBackendsCPU(ctx)
 		lv, err := b.runChatLevel(ctx, c, siteID, l.conc, l.rounds)
 		if err != nil {
 			return err
 		}
 		turns := len(lv.created)
 		loreCPU, tCPU, benchCPU := treeCPU(b.lore.Pid())-loreCPU0, treeCPU(b.temporal.Pid())-tCPU0, selfCPU()-selfCPU0
+		pgPerTurn := "?"
+		if pgCPU, ok := cpuSince(pg0, b.dbBackendsCPU(ctx)); ok {
+			pgPerTurn = ms(pgCPU / time.Duration(max(turns, 1)))
+		}
 		// A turn cannot take less than the model's own time (delays and
 		// token pace), so conc clients make at most conc/that turns/s.
 		modelTime := 2*o.modelDelay + time.Duration(float64(o.tokens)/o.tps*float64(time.Second))
 		curve.row(fmt.Sprintf("%d concurrent", l.conc), fmt.Sprintf("%.1f", float64(turns)/lv.elapsed.Seconds()),
 			fmt.Sprintf("%.1f", float64(l.conc)/modelTime.Seconds()),
-			ms(loreCPU/time.Duration(max(turns, 1))), ms(tCPU/time.Duration(max(turns, 1))), ms(benchCPU/time.Duration(max(turns, 1))), procStatus(b.lore.Pid(), "VmHWM"), fmt.Sprint(lv.errors))
+			ms(loreCPU/time.Duration(max(turns, 1))), ms(tCPU/time.Duration(max(turns, 1))), pgPerTurn, ms(benchCPU/time.Duration(max(turns, 1))), procStatus(b.lore.Pid(), "VmHWM"), fmt.Sprint(lv.errors))
 		if l.conc > 1 {
 			var parts []string
 			for r := range l.rounds {
@@ -412,7 +416,7 @@ func (b *bench) benchChat(ctx context.Context) error {
 	}
 	s.note("Each chat is one POST /v1/chat/responses with stream=true on a new thread, in a site of %d published corpus documents; times are read from the SSE stream in this process after 2 warm-up chats. Lore made %d model calls for the %d measured chats (2 per chat expected).",
 		len(ids), int64(b.model.Count()-calls0)-(directCalls.Load()-direct0), chats)
-	curve.note("CPU from /proc (user + system) of lore serve and of the Temporal server process tree over each level, divided by its turns; the load generator, the SSE clients and the scripted model run in the bench process, outside both, and share the same cores: its own CPU (getrusage, this process only) is the bench column. Peak RSS is lore's high-water mark since it started (it carries earlier parts).")
+	curve.note("CPU from /proc (user + system) of lore serve and of the Temporal server process tree over each level, divided by its turns; the load generator, the SSE clients and the scripted model run in the bench process, outside both, and share the same cores: its own CPU (getrusage, this process only) is the bench column. PostgreSQL's is that of the server processes connected to the scratch database (lore's connections, from pg_stat_activity and /proc; a question mark when the server is not on this machine); the Temporal server's own database (with -temporal-pg) is not in it. Peak RSS is lore's high-water mark since it started (it carries earlier parts).")
 	for _, n := range phaseNotes {
 		s.note("%s.", n)
 	}

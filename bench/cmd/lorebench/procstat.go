@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"strconv"
@@ -59,6 +60,46 @@ func selfCPU() time.Duration {
 		return 0
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// dbBackendsCPU returns, by pid, the CPU time used so far by the PostgreSQL
+// backends connected to the bench's scratch database (lore's connections),
+// read from /proc: the server must run on this machine (nil otherwise).
+func (b *bench) dbBackendsCPU(ctx context.Context) map[int]time.Duration {
+	rows, err := b.pool.Query(ctx, "SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()")
+	if err != nil {
+		return nil
+	}
+	defer rows.Close()
+	out := map[int]time.Duration{}
+	for rows.Next() {
+		var pid int
+		if rows.Scan(&pid) != nil {
+			return nil
+		}
+		if _, err := os.Stat(fmt.Sprintf("/proc/%d/stat", pid)); err != nil {
+			return nil // not on this machine
+		}
+		out[pid] = treeCPU(pid)
+	}
+	if rows.Err() != nil {
+		return nil
+	}
+	return out
+}
+
+// cpuSince is the CPU the backends in after used since before (a backend
+// that connected in between counts whole; one that left is lost). ok is
+// false when either reading failed.
+func cpuSince(before, after map[int]time.Duration) (time.Duration, bool) {
+	if before == nil || after == nil {
+		return 0, false
+	}
+	var d time.Duration
+	for pid, t := range after {
+		d += t - before[pid]
+	}
+	return d, true
 }
 
 // procStatus returns a field of /proc/<pid>/status (e.g. VmHWM, VmRSS).
