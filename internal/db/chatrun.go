@@ -149,15 +149,34 @@ type ConversationContext struct {
 }
 
 // LoadContext returns the summary and the messages after it.
+//
+// Every model call of a turn reads it, so it is one statement: the messages
+// joined with their session's summary; only a thread without messages after
+// the cut-off needs a second read (of the session, to tell it from a missing
+// one).
 func (d *DB) LoadContext(ctx context.Context, threadID string) (*ConversationContext, error) {
-	s, err := d.ChatSessionByThread(ctx, threadID)
-	if err != nil {
-		return nil, err
+	var rows []struct {
+		models.ChatMessage `bun:",extend"`
+		SessionSummary     string `bun:"session_summary"`
 	}
-	out := &ConversationContext{Summary: s.Summary}
-	err = d.NewSelect().Model(&out.Messages).Where("thread_id = ? AND position >= ?", threadID, s.SummaryUpTo).
-		Order("position").Scan(ctx)
-	return out, Classify(err)
+	err := d.NewRaw(`SELECT m.*, s.summary AS session_summary FROM chat_messages AS m
+JOIN chat_sessions AS s ON s.thread_id = m.thread_id
+WHERE m.thread_id = ? AND m.position >= s.summary_up_to ORDER BY m.position`, threadID).Scan(ctx, &rows)
+	if err != nil {
+		return nil, Classify(err)
+	}
+	if len(rows) == 0 {
+		s, err := d.ChatSessionByThread(ctx, threadID)
+		if err != nil {
+			return nil, err
+		}
+		return &ConversationContext{Summary: s.Summary}, nil
+	}
+	out := &ConversationContext{Summary: rows[0].SessionSummary, Messages: make([]models.ChatMessage, len(rows))}
+	for i := range rows {
+		out.Messages[i] = rows[i].ChatMessage
+	}
+	return out, nil
 }
 
 // ToolResultContents returns the stored contents of a thread's tool calls by

@@ -2,6 +2,7 @@ package db_test
 
 import (
 	"context"
+	"errors"
 	"testing"
 
 	"github.com/lorekb/lore/internal/db"
@@ -88,6 +89,28 @@ func TestStartAndPersistTurnRows(t *testing.T) {
 		}
 		if len(seq) != 2 || *seq[1].MessageSeq != 1 {
 			t.Errorf("message_seq of the answers: %+v", seq)
+		}
+		// The context a model call reads: all messages in order, then only
+		// those from the summary's cut-off on, with the summary.
+		conv, err := d.LoadContext(ctx, "th-persist")
+		if err != nil || conv.Summary != "" || len(conv.Messages) != 8 || conv.Messages[0].Content != "hi" || conv.Messages[7].Content != "A stream is…" {
+			t.Fatalf("LoadContext = %+v, %v", conv, err)
+		}
+		if err := d.SaveSummary(ctx, "th-persist", "they asked about streams", seq[1].Position); err != nil {
+			t.Fatal(err)
+		}
+		conv, err = d.LoadContext(ctx, "th-persist")
+		if err != nil || conv.Summary != "they asked about streams" || len(conv.Messages) != 1 || conv.Messages[0].Position != seq[1].Position {
+			t.Fatalf("LoadContext after the summary = %+v, %v", conv, err)
+		}
+		if err := d.SaveSummary(ctx, "th-persist", "everything", 1<<30); err != nil {
+			t.Fatal(err)
+		}
+		if conv, err = d.LoadContext(ctx, "th-persist"); err != nil || conv.Summary != "everything" || len(conv.Messages) != 0 {
+			t.Fatalf("LoadContext with nothing after the cut-off = %+v, %v", conv, err)
+		}
+		if _, err := d.LoadContext(ctx, "th-none"); !errors.Is(err, db.ErrNotFound) {
+			t.Fatalf("LoadContext of an unknown thread: %v", err)
 		}
 		// A session deleted while the turn ran: nothing stored.
 		if _, err := d.NewDelete().Model((*models.ChatSession)(nil)).Where("thread_id = ?", "th-persist").Exec(ctx); err != nil {
