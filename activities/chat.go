@@ -164,7 +164,7 @@ func (a *Chat) ModelTurn(ctx context.Context, in ModelTurnInput) (ModelTurnResul
 		err = em.failed()
 	}
 	if err != nil {
-		return res, em.fail(ctx, err)
+		return res, em.fail(ctx, a.upstreamFailure(ctx, "model call", modelFailedNotice, err))
 	}
 	res.Message, res.Usage = out.Message, out.Usage
 	res.Tail = em.take()

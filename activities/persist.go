@@ -4,7 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"strings"
+	"time"
 
+	"github.com/lorekb/lore/internal/cache"
+	"github.com/lorekb/lore/internal/chatbudget"
 	"github.com/lorekb/lore/internal/chatevent"
 	"github.com/lorekb/lore/internal/db"
 	"github.com/lorekb/lore/internal/llm"
@@ -26,6 +29,12 @@ type PersistInput struct {
 	ToolElapsed  map[string]int64
 	TotalMs      int64
 	SourceOffset int
+	// Tokens (the model tokens of the turn) count against the daily chat
+	// budget of the site, or of the tenant for a turn of no site
+	// (internal/chatbudget), once the turn is stored.
+	SiteID   int64
+	TenantID int64
+	Tokens   int64
 }
 
 // PersistResult tells the run whether summarizing can be skipped.
@@ -77,6 +86,15 @@ func (a *Chat) Persist(ctx context.Context, in PersistInput) (PersistResult, err
 	eb, _ := json.Marshal(in.Extra)
 	rows = append(rows, db.TurnRow{Role: llm.RoleAssistant, Content: in.Final, Sources: string(sb), Extra: string(eb), ElapsedMS: in.TotalMs})
 	n, err := a.D.DB.PersistTurn(ctx, in.ThreadID, in.Turn, rows, in.SourceOffset)
+	if err == nil && n >= 0 {
+		// Counted only by the attempt that stored the turn, so a retried
+		// activity never counts it twice.
+		if ctr, ok := a.D.Cache.(cache.Counter); ok {
+			if berr := chatbudget.Add(ctx, ctr, chatbudget.Scope(in.SiteID, in.TenantID), in.Tokens, time.Now()); berr != nil {
+				a.D.Log.Warn("count chat tokens against the site's budget", "site_id", in.SiteID, "err", berr)
+			}
+		}
+	}
 	return PersistResult{Messages: n}, err
 }
 
@@ -118,7 +136,7 @@ func (a *Chat) Summarize(ctx context.Context, in SummarizeInput) (bool, error) {
 	}
 	out, err := model.Generate(ctx, req, nil)
 	if err != nil {
-		return false, err
+		return false, a.upstreamFailure(ctx, "summarize", modelFailedNotice, err)
 	}
 	return true, a.D.DB.SaveSummary(ctx, in.ThreadID, out.Message.Content, msgs[cut].Position)
 }

@@ -80,10 +80,13 @@ func (a *Chat) Search(ctx context.Context, in SearchInput) (SearchResult, error)
 		defer cancel()
 	}
 	res, err := a.search(ctx, in)
-	if err != nil && errors.Is(context.Cause(ctx), errStreamDeadline) {
-		return res, temporal.NewNonRetryableApplicationError("the stream deadline passed during the search", ErrStreamTimeout, err)
+	switch {
+	case err == nil:
+		return res, nil
+	case errors.Is(context.Cause(ctx), errStreamDeadline):
+		return res, temporal.NewNonRetryableApplicationError("the stream deadline passed during the search", ErrStreamTimeout, nil)
 	}
-	return res, err
+	return res, a.upstreamFailure(ctx, "search", searchFailedNotice, err)
 }
 
 func (a *Chat) search(ctx context.Context, in SearchInput) (SearchResult, error) {

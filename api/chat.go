@@ -81,10 +81,11 @@ func (s *Server) chatRoutes() []Route {
 			Summary: "Ask the site's assistant; streams Responses-style events (or bare JSON with stream=false)",
 			Description: "Each SSE event carries an `id:`; resend the request with `Last-Event-ID` and `previous_response_id`, or GET /chat/responses/{thread_id}, to resume. " +
 				"With stream=true, errors before the stream starts (validation, site, thread owner, rate limits) are HTTP 200 with one " +
-				"`response.error` event and `data: [DONE]`; the HTTP status they would have is in the X-Lore-Error-Status header.",
+				"`response.error` event and `data: [DONE]`; the HTTP status they would have is in the X-Lore-Error-Status header. " + chatSecretGivenDoc,
 			Body: ResponsesRequest{}, Handler: s.streamSetup(responsesStream, s.chatResponses)},
 		{Surface: Client, Method: http.MethodGet, Path: "/chat/responses/{thread_id}", Tag: "chat", Perm: Public, Raw: "text/event-stream",
-			Summary: "Re-attach to the latest turn of a thread: the events after Last-Event-ID, exactly once", Query: AttachQuery{}, Handler: s.attachChat},
+			Summary: "Re-attach to the latest turn of a thread: the events after Last-Event-ID, exactly once", Description: chatOwnedDoc,
+			Query: AttachQuery{}, Handler: s.attachChat},
 	}
 }
 
@@ -99,6 +100,7 @@ type chatTurn struct {
 	// name a stored thread; no session is created under it.
 	Existing     bool
 	MemberID     string
+	OwnerHash    string // of the owner secret (chat_owner.go); "" for messenger turns
 	Source       string
 	Text         string
 	History      []db.HistoryMessage
@@ -181,7 +183,7 @@ func (s *Server) prepareChatTurn(ctx context.Context, t chatTurn) (*startedTurn,
 		s.awaitPreviousTurn(ctx, t.ThreadID)
 	}
 	ts, err := s.d.DB.StartTurn(ctx, db.BeginTurn{ThreadID: t.ThreadID, TenantID: t.Site.TenantID, SiteID: t.Site.ID,
-		MemberID: t.MemberID, Source: t.Source, UserText: t.Text, History: t.History, New: newThread, Existing: t.Existing})
+		MemberID: t.MemberID, OwnerHash: t.OwnerHash, Source: t.Source, UserText: t.Text, History: t.History, New: newThread, Existing: t.Existing})
 	if errors.Is(err, db.ErrNotOwner) {
 		return nil, Errf(http.StatusForbidden, "thread %s belongs to another member or site", t.ThreadID)
 	}
@@ -224,7 +226,7 @@ func (s *Server) prepareChatTurn(ctx context.Context, t chatTurn) (*startedTurn,
 		if err == nil {
 			return nil
 		}
-		err = Unavailable("could not start the chat run: %v", err)
+		err = Unavailable("could not start the chat run (error id %s)", s.hideError("start a chat run", err))
 		notice := "[System Error: " + err.Error() + "]"
 		pctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 		defer cancel()
@@ -338,6 +340,10 @@ func (s *Server) chatResponses(c *fiber.Ctx) error {
 	if last := c.Get("Last-Event-ID"); last != "" && req.PreviousResponseID != "" {
 		return s.attach(c, req.PreviousResponseID, req.User, last)
 	}
+	owner, err := chatOwnerOf(c)
+	if err != nil {
+		return err
+	}
 	if req.Temperature == nil {
 		t := 0.7
 		req.Temperature = &t
@@ -346,7 +352,7 @@ func (s *Server) chatResponses(c *fiber.Ctx) error {
 		hist = nil // an existing thread has its own history
 	}
 	turn := chatTurn{Site: site, Sites: sites, ThreadID: req.PreviousResponseID, Existing: req.PreviousResponseID != "", MemberID: req.User,
-		Source: "web_chat", Text: text, History: hist, Instructions: req.Instructions, Model: req.Model, Temperature: req.Temperature}
+		OwnerHash: owner.hash, Source: "web_chat", Text: text, History: hist, Instructions: req.Instructions, Model: req.Model, Temperature: req.Temperature}
 	if req.Stream {
 		// The turn is stored before the stream starts; the run is launched
 		// once response.created is out.
@@ -354,6 +360,7 @@ func (s *Server) chatResponses(c *fiber.Ctx) error {
 		if err != nil {
 			return err
 		}
+		s.giveChatSecret(c, owner)
 		s.streamRun(c, st.ThreadID, st.WorkflowID, 0, st.launch)
 		return nil
 	}
@@ -361,6 +368,7 @@ func (s *Server) chatResponses(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
+	s.giveChatSecret(c, owner)
 	return s.respondJSON(c, st)
 }
 
@@ -385,7 +393,7 @@ func (s *Server) collectAnswer(c *fiber.Ctx, st *startedTurn) (*answer, error) {
 	defer cancel()
 	a := &answer{}
 	if err := s.followRun(ctx, st.WorkflowID, 0, true, a.add, nil, nil); err != nil {
-		return nil, Unavailable("chat run: %v", err)
+		return nil, Unavailable("the chat run could not be read (error id %s)", s.hideError("read a chat run", err))
 	}
 	return a, nil
 }

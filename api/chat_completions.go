@@ -156,7 +156,7 @@ func (s *Server) completionRoutes() []Route {
 	return []Route{
 		{Surface: Client, Method: http.MethodPost, Path: "/chat/completions", Tag: "chat", Perm: Public, Raw: "text/event-stream",
 			Summary:     "OpenAI-compatible chat completions over the same chat core (site by filter.site_id, metadata.site_id or ?site_id=)",
-			Description: "Set include_internal_events to receive tool and source events as extra data lines without choices.",
+			Description: "Set include_internal_events to receive tool and source events as extra data lines without choices. " + chatSecretGivenDoc,
 			Query:       CompletionsQuery{}, Body: ChatCompletionRequest{}, Handler: openAIErrors(s.streamSetup(completionsStream, s.chatCompletions))},
 		{Surface: Client, Method: http.MethodPost, Path: "/bot/chat/completions", Tag: "bot", Perm: Public, Raw: "text/event-stream",
 			Summary: "EE: site chat completions with Authorization: Bearer <site API key>", Body: ChatCompletionRequest{}, Handler: openAIErrors(s.streamSetup(completionsStream, s.botChatCompletions))},
@@ -289,13 +289,18 @@ func (s *Server) completions(c *fiber.Ctx, site *models.Site, req ChatCompletion
 	if strings.TrimSpace(text) == "" {
 		return Invalid("messages: the last user message is empty")
 	}
-	turn := chatTurn{Site: site, MemberID: req.User, Source: source, Text: text,
+	owner, err := chatOwnerOf(c)
+	if err != nil {
+		return err
+	}
+	turn := chatTurn{Site: site, MemberID: req.User, OwnerHash: owner.hash, Source: source, Text: text,
 		History: hist, Instructions: strings.Join(instructions, "\n\n"), Model: req.Model, Temperature: req.Temperature}
 	if !req.Stream {
 		st, err := s.startChatTurn(c.UserContext(), turn)
 		if err != nil {
 			return err
 		}
+		s.giveChatSecret(c, owner)
 		return s.completionJSON(c, st, "chatcmpl-"+uuid.NewString(), st.CreatedAt.Unix())
 	}
 	id := "chatcmpl-" + uuid.NewString()
@@ -303,6 +308,7 @@ func (s *Server) completions(c *fiber.Ctx, site *models.Site, req ChatCompletion
 	if err != nil {
 		return err // streamed as one warning chunk (streamSetup)
 	}
+	s.giveChatSecret(c, owner)
 	ch := chunker{id: id, model: st.Model, created: st.CreatedAt.Unix()}
 	internal := req.IncludeInternalEvents != nil && *req.IncludeInternalEvents
 	// The usage chunk goes out when the client asks for it, and on sites
@@ -327,7 +333,7 @@ func (s *Server) completions(c *fiber.Ctx, site *models.Site, req ChatCompletion
 			fmt.Fprint(w, "data: [DONE]\n\n")
 		}
 	}, func(w *bufio.Writer, err error) {
-		fmt.Fprintf(w, "data: %s\n\ndata: [DONE]\n\n", ch.chunk("error", map[string]any{"content": "⚠️ " + err.Error()}, "stop"))
+		fmt.Fprintf(w, "data: %s\n\ndata: [DONE]\n\n", ch.chunk("error", map[string]any{"content": "⚠️ " + s.streamFailure(err)}, "stop"))
 	})
 	return nil
 }

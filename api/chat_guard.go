@@ -1,11 +1,16 @@
 package api
 
 import (
+	"context"
+	"encoding/json"
+	"net/http"
 	"strconv"
 	"time"
 	"unicode/utf8"
 
 	"github.com/gofiber/fiber/v2"
+	"github.com/lorekb/lore/internal/cache"
+	"github.com/lorekb/lore/internal/chatbudget"
 	"github.com/lorekb/lore/models"
 )
 
@@ -15,21 +20,50 @@ import (
 //   - the upstream model is always the tenant's ai-config chat model; a
 //     caller's model name is ignored;
 //   - caller instructions (instructions, system and developer messages) are
-//     dropped unless LORE_CHAT_CALLER_INSTRUCTIONS_MAX allows them, then
-//     capped to that many characters and placed below Lore's own prompt;
+//     dropped unless the site allows them (ee-config chat.caller_instructions),
+//     then capped to LORE_CHAT_CALLER_INSTRUCTIONS_MAX characters and placed
+//     below Lore's own prompt;
 //   - requests are limited per client IP and site and per site
 //     (LORE_CHAT_RATE_PER_IP, LORE_CHAT_RATE_PER_SITE per minute; 429 with
-//     Retry-After), counted in the cache backend like the login limits.
+//     Retry-After), counted in the cache backend like the login limits;
+//   - a site's turns stop for the rest of the UTC day once its chat has used
+//     its daily token budget (LORE_CHAT_DAILY_TOKEN_BUDGET, or the site's
+//     ee-config chat.daily_token_budget; 429 with Retry-After).
 
 // chatRateWindow is the window of the chat request limits.
 const chatRateWindow = time.Minute
+
+// siteChatSettings is the chat entry of a site's bot_config, managed by
+// ee-config.
+type siteChatSettings struct {
+	CallerInstructions bool `json:"caller_instructions"`
+	// DailyTokenBudget: nil is the server default, 0 no budget.
+	DailyTokenBudget *int64 `json:"daily_token_budget,omitempty"`
+}
+
+func readChatSettings(st *models.Site) siteChatSettings {
+	var out siteChatSettings
+	if raw, ok := botConfigMap(st.BotConfig)["chat"]; ok {
+		enc, _ := json.Marshal(raw)
+		_ = json.Unmarshal(enc, &out)
+	}
+	return out
+}
+
+// dailyTokenBudget is the site's budget (0: none).
+func (s *Server) dailyTokenBudget(st *models.Site) int64 {
+	if b := readChatSettings(st).DailyTokenBudget; b != nil {
+		return max(*b, 0)
+	}
+	return max(s.d.Cfg.ChatDailyTokenBudget, 0)
+}
 
 // guardTurn applies the model and instruction rules to a turn.
 func (s *Server) guardTurn(t *chatTurn) {
 	t.Model = ""
 	limit := s.d.Cfg.ChatCallerInstructionsMax
 	switch {
-	case limit <= 0:
+	case limit <= 0 || t.Site == nil || !readChatSettings(t.Site).CallerInstructions:
 		t.Instructions = ""
 	case utf8.RuneCountInString(t.Instructions) > limit:
 		t.Instructions = string([]rune(t.Instructions)[:limit])
@@ -37,7 +71,7 @@ func (s *Server) guardTurn(t *chatTurn) {
 }
 
 // chatRateLimit counts one chat request of the caller against the limits
-// of its IP and of the site.
+// of its IP and of the site, then checks the site's daily token budget.
 func (s *Server) chatRateLimit(c *fiber.Ctx, site *models.Site) error {
 	site64 := strconv.FormatInt(site.ID, 10)
 	if site.ID == 0 { // a turn of no site (chatScope) counts against its tenant
@@ -58,5 +92,33 @@ func (s *Server) chatRateLimit(c *fiber.Ctx, site *models.Site) error {
 			return tooManyAttempts(c, wait, "chat requests")
 		}
 	}
-	return nil
+	return s.chatBudget(c, site)
+}
+
+// chatBudget refuses a turn of a site whose chat has used its daily token
+// budget, until the next UTC midnight (a turn of no site: its tenant's
+// chats of no site, under the server default).
+func (s *Server) chatBudget(c *fiber.Ctx, site *models.Site) error {
+	budget := s.dailyTokenBudget(site)
+	if budget <= 0 {
+		return nil
+	}
+	now := time.Now()
+	used, err := s.tokensUsedToday(c.UserContext(), site, now)
+	if err != nil || used < budget {
+		return err
+	}
+	wait := chatbudget.UntilReset(now)
+	c.Set(fiber.HeaderRetryAfter, strconv.Itoa(int(wait/time.Second)+1))
+	return Errf(http.StatusTooManyRequests, "this site's chat has used its daily token budget; try again after 00:00 UTC")
+}
+
+// tokensUsedToday is the chat tokens counted today (UTC) for the site, or
+// for its tenant when it is the no-site scope of chatScope (ID 0).
+func (s *Server) tokensUsedToday(ctx context.Context, site *models.Site, now time.Time) (int64, error) {
+	ctr, ok := s.d.Cache.(cache.Counter)
+	if !ok {
+		return 0, nil
+	}
+	return chatbudget.Used(ctx, ctr, chatbudget.Scope(site.ID, site.TenantID), now)
 }

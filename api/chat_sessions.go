@@ -72,6 +72,7 @@ type ChatMemberQuery struct {
 // ChatDeleteQuery names the member whose session(s) are deleted.
 type ChatDeleteQuery struct {
 	MemberID string `query:"member_id" doc:"must own the session (required)" validate:"required,max=64"`
+	SiteID   int64  `query:"site_id" doc:"one session: when given, must be its site; all sessions: only this site's (without it, sessions of sites that need an access password are kept)" validate:"min=0"`
 }
 
 // ChatMessageOutput is one stored message in the flat OpenAI-style format
@@ -135,31 +136,40 @@ func (s *Server) chatSessionRoutes() []Route {
 	return []Route{
 		{Surface: Client, Method: http.MethodGet, Path: "/chat/sessions", Tag: "chat", Perm: Public,
 			Summary:     "List a member's chat sessions, most recently updated first",
-			Description: "Without site_id, sessions of sites that need an access password are left out.",
+			Description: "Only sessions opened under the caller's owner secret (" + chatSecretDoc + "); without one the list is empty. Without site_id, sessions of sites that need an access password are left out.",
 			Query:       ChatSessionListQuery{}, Response: ChatSessionList{}, Handler: s.listChatSessions},
 		{Surface: Client, Method: http.MethodGet, Path: "/chat/sessions/{thread_id}", Tag: "chat", Perm: Public,
-			Summary: "Get a chat session's metadata", Query: ChatSessionQuery{}, Response: ChatSessionResponse{},
+			Summary: "Get a chat session's metadata", Description: chatOwnedDoc, Query: ChatSessionQuery{}, Response: ChatSessionResponse{},
 			Handler: s.getChatSession},
 		{Surface: Client, Method: http.MethodGet, Path: "/chat/sessions/{thread_id}/messages", Tag: "chat", Perm: Public,
-			Summary: "Full message history of a thread, in order", Query: ChatMemberQuery{}, Response: ChatMessages{},
+			Summary: "Full message history of a thread, in order", Description: chatOwnedDoc, Query: ChatMemberQuery{}, Response: ChatMessages{},
 			Handler: s.chatSessionMessages},
 		{Surface: Client, Method: http.MethodGet, Path: "/chat/sessions/{thread_id}/tool-result/{tool_call_id}", Tag: "chat",
-			Perm: Public, Summary: "Retrieval result of one search tool call of the thread", Query: ChatMemberQuery{},
+			Perm: Public, Summary: "Retrieval result of one search tool call of the thread", Description: chatOwnedDoc, Query: ChatMemberQuery{},
 			Response: ToolResultResponse{}, Handler: s.chatToolResult},
 		{Surface: Client, Method: http.MethodDelete, Path: "/chat/sessions/{thread_id}", Tag: "chat", Perm: Public,
 			Summary:     "Delete a session after an ownership check",
-			Description: "Deletes the session with its messages, tool results, feedback and stored conversation memory.",
+			Description: "Deletes the session with its messages, tool results, feedback and stored conversation memory. " + chatOwnedDoc,
 			Query:       ChatDeleteQuery{}, Response: ChatSessionDeleted{}, Handler: s.deleteChatSession},
 		{Surface: Client, Method: http.MethodDelete, Path: "/chat/sessions", Tag: "chat", Perm: Public,
-			Summary: "Delete every session of a member", Query: ChatDeleteQuery{}, Response: ChatSessionsDeleted{},
+			Summary:     "Delete every session of a member opened under the caller's owner secret",
+			Description: "Sessions of other owner secrets are kept (without a secret nothing is deleted); a site that needs an access password needs its token (X-Site-Access-Token) as every chat route does.",
+			Query:       ChatDeleteQuery{}, Response: ChatSessionsDeleted{},
 			Handler: s.deleteMemberChatSessions},
 		{Surface: Client, Method: http.MethodPost, Path: "/chat/feedback", Tag: "chat", Perm: Public,
 			Summary: "Rate an answer (thread_id and message_seq); one rating per member and message",
-			Description: "The answer is persisted just after its stream ends, so the lookup is retried for about 1.4 s " +
+			Description: chatOwnedDoc + " The answer is persisted just after its stream ends, so the lookup is retried for about 1.4 s " +
 				"before 404. The response is the bare JSON {chat_message_id, member_id, rating, reason}, not enveloped.",
 			Body: FeedbackIn{}, Raw: "application/json", Handler: s.chatFeedback},
 	}
 }
+
+// chatSecretDoc and chatOwnedDoc explain the owner secret in the OpenAPI
+// (see chat_owner.go).
+const (
+	chatSecretDoc = "the " + chatSecretHeader + " header, or the " + chatSecretCookie + " cookie, that the first chat answer returned"
+	chatOwnedDoc  = "Needs the session's owner secret (" + chatSecretDoc + "); other sessions, messenger ones included, are 404."
+)
 
 func (s *Server) listChatSessions(c *fiber.Ctx) error {
 	var q ChatSessionListQuery
@@ -169,14 +179,19 @@ func (s *Server) listChatSessions(c *fiber.Ctx) error {
 	if err := q.Defaults(20, 100); err != nil {
 		return err
 	}
+	owner, err := callerOwnerHash(c)
+	if err != nil {
+		return err
+	}
 	tenant, err := s.clientTenant(c.UserContext(), q.ClientTenantQuery)
 	if err != nil {
 		return err
 	}
+	empty := ChatSessionList{Items: []ChatSessionResponse{}, List: []ChatSessionResponse{}, Page: q.Page, Size: q.Size}
 	if tenant.none { // an unknown tenant slug: nothing to list
-		return ok(c, ChatSessionList{Items: []ChatSessionResponse{}, List: []ChatSessionResponse{}, Page: q.Page, Size: q.Size})
+		return ok(c, empty)
 	}
-	f := db.ChatSessionFilter{MemberID: q.MemberID, TenantID: tenant.id, Keyword: q.Keyword,
+	f := db.ChatSessionFilter{MemberID: q.MemberID, OwnerHash: owner, TenantID: tenant.id, Keyword: q.Keyword,
 		Limit: q.Limit(), Offset: q.Offset()}
 	if q.SiteID > 0 {
 		if _, err := s.clientSite(c, q.SiteID); err != nil {
@@ -185,6 +200,9 @@ func (s *Server) listChatSessions(c *fiber.Ctx) error {
 		f.SiteID = q.SiteID
 	} else {
 		f.NoPasswordSites = true
+	}
+	if owner == "" { // no owner secret: no sessions (after the site's access is checked)
+		return ok(c, empty)
 	}
 	rows, total, err := s.d.DB.ListChatSessions(c.UserContext(), f)
 	if err != nil {
@@ -201,14 +219,11 @@ func (s *Server) listChatSessions(c *fiber.Ctx) error {
 	return ok(c, out)
 }
 
-// loadChatSession reads the {thread_id} session (404 if absent), checks the
-// optional member and site (403 on mismatch) and, when the session has a
-// site, the client's access to it.
+// loadChatSession reads the {thread_id} session (404 if absent or not the
+// caller's: see ownedChatSession), checks the optional member and site (403
+// on mismatch) and, when the session has a site, the client's access to it.
 func (s *Server) loadChatSession(c *fiber.Ctx, memberID string, siteID int64) (*models.ChatSession, error) {
-	sess, err := s.d.DB.ChatSessionByThread(c.UserContext(), param(c, "thread_id"))
-	if errors.Is(err, db.ErrNotFound) {
-		return nil, NotFound("chat session")
-	}
+	sess, err := s.ownedChatSession(c, param(c, "thread_id"))
 	if err != nil {
 		return nil, err
 	}
@@ -222,6 +237,26 @@ func (s *Server) loadChatSession(c *fiber.Ctx, memberID string, siteID int64) (*
 		if _, err := s.clientSite(c, *sess.SiteID); err != nil {
 			return nil, err
 		}
+	}
+	return sess, nil
+}
+
+// ownedChatSession reads a session the caller owns (its owner secret):
+// absent and not owned are the same 404.
+func (s *Server) ownedChatSession(c *fiber.Ctx, threadID string) (*models.ChatSession, error) {
+	sess, err := s.d.DB.ChatSessionByThread(c.UserContext(), threadID)
+	if errors.Is(err, db.ErrNotFound) {
+		return nil, NotFound("chat session")
+	}
+	if err != nil {
+		return nil, err
+	}
+	owns, err := ownsChatSession(c, sess)
+	if err != nil {
+		return nil, err
+	}
+	if !owns {
+		return nil, NotFound("chat session")
 	}
 	return sess, nil
 }
@@ -333,15 +368,15 @@ func (s *Server) deleteChatSession(c *fiber.Ctx) error {
 	}
 	ctx := c.UserContext()
 	threadID := param(c, "thread_id")
-	sess, err := s.d.DB.ChatSessionByThread(ctx, threadID)
-	if errors.Is(err, db.ErrNotFound) {
-		return NotFound("chat session")
-	}
+	sess, err := s.ownedChatSession(c, threadID)
 	if err != nil {
 		return err
 	}
 	if sess.MemberID != q.MemberID {
 		return Errf(http.StatusForbidden, "the session belongs to another member")
+	}
+	if q.SiteID > 0 && (sess.SiteID == nil || *sess.SiteID != q.SiteID) {
+		return Errf(http.StatusForbidden, "the session belongs to another site")
 	}
 	// A session of a live site needs the site's access like any read of it;
 	// one whose site is gone or disabled can still be deleted by its owner.
@@ -358,7 +393,7 @@ func (s *Server) deleteChatSession(c *fiber.Ctx) error {
 	}
 	// The delete itself re-checks the owner, so a concurrent change of the
 	// row can never delete another member's thread.
-	if err := s.d.DB.DeleteChatSession(ctx, threadID, q.MemberID); err != nil {
+	if err := s.d.DB.DeleteChatSession(ctx, threadID, q.MemberID, sess.OwnerHash); err != nil {
 		if errors.Is(err, db.ErrNotFound) {
 			return NotFound("chat session")
 		}
@@ -372,7 +407,22 @@ func (s *Server) deleteMemberChatSessions(c *fiber.Ctx) error {
 	if err := bindQuery(c, &q); err != nil {
 		return err
 	}
-	n, err := s.d.DB.DeleteMemberChatSessions(c.UserContext(), q.MemberID)
+	owner, err := callerOwnerHash(c)
+	if err != nil {
+		return err
+	}
+	if owner == "" {
+		return ok(c, ChatSessionsDeleted{Message: "Sessions deleted", Deleted: 0})
+	}
+	// As the list: one site needs its access; without a site, sessions of
+	// sites that need a password are kept.
+	f := db.ChatSessionFilter{MemberID: q.MemberID, OwnerHash: owner, SiteID: q.SiteID, NoPasswordSites: q.SiteID == 0}
+	if q.SiteID > 0 {
+		if _, err := s.clientSite(c, q.SiteID); err != nil {
+			return err
+		}
+	}
+	n, err := s.d.DB.DeleteMemberChatSessions(c.UserContext(), f)
 	if err != nil {
 		return err
 	}
@@ -413,6 +463,12 @@ func (s *Server) resolveFeedbackMessage(c *fiber.Ctx, threadID string, seq int, 
 			sess, err := s.d.DB.ChatSessionByThread(ctx, threadID)
 			switch {
 			case err == nil:
+				if owns, err := ownsChatSession(c, sess); err != nil || !owns {
+					if err == nil {
+						err = NotFound("chat session")
+					}
+					return nil, err
+				}
 				if sess.MemberID != memberID {
 					return nil, Errf(http.StatusForbidden, "the session belongs to another member")
 				}

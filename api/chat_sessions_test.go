@@ -40,10 +40,17 @@ func csInsert(h *harness, rows ...any) {
 	}
 }
 
-// csSession builds a session of member on site (0: none), updated at.
+// csSecret is the owner secret of the sessions csSession builds; csOwner
+// makes the harness send it with every request, as a client that keeps it.
+const csSecret = "cs-owner-secret-0123456789abcdefghijklmnop"
+
+func csOwner(h *harness) { h.always = map[string]string{chatSecretHeader: csSecret} }
+
+// csSession builds a session of member on site (0: none), updated at, owned
+// by csSecret.
 func csSession(h *harness, thread, member string, site int64, title, last string, updated time.Time) *models.ChatSession {
 	tid, _ := h.d.DB.EnsureDefaultTenant(context.Background())
-	s := &models.ChatSession{ThreadID: thread, TenantID: tid, MemberID: member, Title: title, Source: "web_chat",
+	s := &models.ChatSession{ThreadID: thread, TenantID: tid, MemberID: member, OwnerHash: chatSecretHash(csSecret), Title: title, Source: "web_chat",
 		LastMessage: last, LastMessageRole: "assistant", MessageCount: 2, Summary: "memory",
 		CreatedAt: updated.Add(-time.Minute), UpdatedAt: updated}
 	if site > 0 {
@@ -83,6 +90,7 @@ func csKeys(t *testing.T, raw json.RawMessage) string {
 
 func TestChatSessionList(t *testing.T) {
 	eachDialect(t, func(t *testing.T, h *harness) {
+		csOwner(h)
 		a, b := csSite(h, "alpha", false), csSite(h, "beta", false)
 		locked := csSite(h, "locked", true)
 		base := time.Now().UTC().Add(-time.Hour).Truncate(time.Second)
@@ -197,6 +205,7 @@ func TestChatSessionList(t *testing.T) {
 
 func TestChatSessionGet(t *testing.T) {
 	eachDialect(t, func(t *testing.T, h *harness) {
+		csOwner(h)
 		a := csSite(h, "alpha", false)
 		off := csSite(h, "off", false)
 		now := time.Now().UTC()
@@ -226,6 +235,7 @@ func TestChatSessionGet(t *testing.T) {
 
 func TestChatSessionMessagesShape(t *testing.T) {
 	eachDialect(t, func(t *testing.T, h *harness) {
+		csOwner(h)
 		a := csSite(h, "alpha", false)
 		at := time.Date(2026, 3, 4, 5, 6, 7, 123456000, time.UTC)
 		csInsert(h, csSession(h, "th", "m1", a, "Q", "answer", at))
@@ -336,6 +346,7 @@ func TestChatSessionMessagesShape(t *testing.T) {
 
 func TestChatSessionToolResult(t *testing.T) {
 	eachDialect(t, func(t *testing.T, h *harness) {
+		csOwner(h)
 		now := time.Now().UTC()
 		content := `{"query":"x","results":[{"title":"Doc","content":"text"}]}`
 		csInsert(h, csSession(h, "th", "m1", 0, "Q", "a", now), csSession(h, "th2", "m1", 0, "Q", "a", now),
@@ -370,6 +381,7 @@ func csFullThread(h *harness, thread, member string) {
 
 func TestChatSessionDelete(t *testing.T) {
 	eachDialect(t, func(t *testing.T, h *harness) {
+		csOwner(h)
 		for _, th := range []string{"t1", "t2", "t3"} {
 			csFullThread(h, th, "m1")
 		}
@@ -422,6 +434,7 @@ func TestChatSessionDelete(t *testing.T) {
 
 func TestChatFeedback(t *testing.T) {
 	eachDialect(t, func(t *testing.T, h *harness) {
+		csOwner(h)
 		csFullThread(h, "th", "m1") // message_seq 0 is th-a
 		csInsert(h, csSession(h, "late", "m1", 0, "Q", "q", time.Now().UTC()))
 		path := chatPath + "/feedback"

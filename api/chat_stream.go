@@ -11,7 +11,6 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 	"github.com/lorekb/lore/internal/chatevent"
-	"github.com/lorekb/lore/internal/db"
 	"github.com/lorekb/lore/workflows"
 	"go.temporal.io/api/serviceerror"
 )
@@ -38,10 +37,7 @@ func (s *Server) attach(c *fiber.Ctx, threadID, memberID, lastEventID string) er
 		}
 		after = n
 	}
-	sess, err := s.d.DB.ChatSessionByThread(c.UserContext(), threadID)
-	if errors.Is(err, db.ErrNotFound) {
-		return NotFound("thread")
-	}
+	sess, err := s.ownedChatSession(c, threadID)
 	if err != nil {
 		return err
 	}
@@ -77,7 +73,7 @@ func (s *Server) streamRun(c *fiber.Ctx, threadID, wfID string, after int, launc
 			fmt.Fprint(w, "data: [DONE]\n\n")
 		}
 	}, func(w *bufio.Writer, err error) {
-		b := chatevent.Encode(chatevent.Error{Error: "the chat run could not be read: " + err.Error()})
+		b := chatevent.Encode(chatevent.Error{Error: s.streamFailure(err)})
 		fmt.Fprintf(w, "data: %s\n\ndata: [DONE]\n\n", b)
 	})
 }

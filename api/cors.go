@@ -13,8 +13,9 @@ const corsMethods = "GET, POST, PUT, PATCH, DELETE, HEAD, OPTIONS"
 
 // corsExposed are the response headers a cross-origin script may read: the
 // request id and timing every answer carries, the file name of a download,
-// the status behind a chat stream's setup error, and Retry-After.
-const corsExposed = "X-Request-ID, X-Process-Time, Content-Disposition, X-Lore-Error-Status, Retry-After"
+// the status behind a chat stream's setup error, Retry-After, and the owner
+// secret of a new chat session.
+const corsExposed = "X-Request-ID, X-Process-Time, Content-Disposition, X-Lore-Error-Status, Retry-After, " + chatSecretHeader
 
 // corsMaxAge lets a browser keep a preflight answer for ten minutes, so the
 // reference's front-ends (whose SDKs send custom headers, so every call is

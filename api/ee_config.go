@@ -1,10 +1,12 @@
 package api
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/gofiber/fiber/v2"
 	"github.com/lorekb/lore/internal/db"
@@ -42,6 +44,16 @@ type SiteEEConfig struct {
 	SiteID int64            `json:"site_id"`
 	Access SiteAccessConfig `json:"access"`
 	APIBot APIBotConfig     `json:"api_bot"`
+	Chat   SiteChatConfig   `json:"chat"`
+}
+
+// SiteChatConfig is the chat block of ee-config: what the site's public
+// chat lets callers do and spend (kept in the site's bot_config under chat).
+type SiteChatConfig struct {
+	CallerInstructions bool   `json:"caller_instructions" doc:"callers' instructions (the instructions field, system and developer messages) reach the model, capped to LORE_CHAT_CALLER_INSTRUCTIONS_MAX characters and below Lore's own prompt; false (the default) drops them"`
+	DailyTokenBudget   *int64 `json:"daily_token_budget" doc:"model tokens the site's chat may use per UTC day; null: the server default (LORE_CHAT_DAILY_TOKEN_BUDGET); 0: no budget"`
+	EffectiveBudget    int64  `json:"effective_daily_token_budget" doc:"the budget in force (0: none)"`
+	TokensUsedToday    int64  `json:"tokens_used_today" doc:"tokens of the turns stored since 00:00 UTC"`
 }
 
 // SiteEEConfigUpdate is the body of PATCH /sites/{id}/ee-config; absent
@@ -56,6 +68,10 @@ type SiteEEConfigUpdate struct {
 		APIKey  *string `json:"api_key" required:"false" doc:"a key of your own (16..128 characters) replaces the current one; a masked value is ignored" validate:"omitnil,max=128"`
 		Timeout *int    `json:"timeout" required:"false" validate:"omitnil,min=1,max=600"`
 	} `json:"api_bot" required:"false"`
+	Chat *struct {
+		CallerInstructions *bool  `json:"caller_instructions" required:"false"`
+		DailyTokenBudget   *int64 `json:"daily_token_budget" required:"false" doc:"-1 returns to the server default" validate:"omitnil,min=-1,max=1000000000000"`
+	} `json:"chat" required:"false"`
 }
 
 // storedAPIBot is the api_bot entry of a site's bot_config.
@@ -101,6 +117,14 @@ func (s *Server) eeConfig(c *fiber.Ctx, st *models.Site, fullKey, generated stri
 	if generated != "" {
 		out.Access.GeneratedPassword = &generated
 	}
+	chat := readChatSettings(st)
+	out.Chat = SiteChatConfig{CallerInstructions: chat.CallerInstructions, DailyTokenBudget: chat.DailyTokenBudget,
+		EffectiveBudget: s.dailyTokenBudget(st)}
+	used, err := s.tokensUsedToday(c.UserContext(), st, time.Now())
+	if err != nil {
+		return out, err
+	}
+	out.Chat.TokensUsedToday = used
 	if fullKey == "" && bot.KeyID != 0 {
 		keys, err := s.d.DB.ListSiteAPIKeys(c.UserContext(), st.ID)
 		if err != nil {
@@ -184,6 +208,11 @@ func (s *Server) patchEEConfig(c *fiber.Ctx) error {
 			return err
 		}
 	}
+	if ch := in.Chat; ch != nil {
+		if err := s.patchChatSettings(c, st, ch.CallerInstructions, ch.DailyTokenBudget); err != nil {
+			return err
+		}
+	}
 	fresh, err := visibleSite(s.d.DB.GetSite(ctx, st.ID))
 	if err != nil {
 		return err
@@ -245,15 +274,42 @@ func (s *Server) patchAPIBot(c *fiber.Ctx, st *models.Site, enabled *bool, apiKe
 	} else {
 		newKey = ""
 	}
+	if err := s.saveBotConfigEntry(ctx, st, "api_bot", bot); err != nil {
+		return "", err
+	}
+	return newKey, nil
+}
+
+// saveBotConfigEntry stores one entry of the site's bot_config.
+func (s *Server) saveBotConfigEntry(ctx context.Context, st *models.Site, key string, v any) error {
 	cfg := botConfigMap(st.BotConfig)
-	cfg["api_bot"] = bot
+	cfg[key] = v
 	enc, _ := json.Marshal(cfg)
 	st.BotConfig = string(enc)
 	if err := s.d.DB.UpdateSite(ctx, st); err != nil {
 		if errors.Is(err, db.ErrNotFound) {
-			return "", NotFound("site")
+			return NotFound("site")
 		}
-		return "", err
+		return err
 	}
-	return newKey, nil
+	return nil
+}
+
+// patchChatSettings applies the chat block (a budget of -1 returns to the
+// server default).
+func (s *Server) patchChatSettings(c *fiber.Ctx, st *models.Site, instructions *bool, budget *int64) error {
+	ctx := c.UserContext()
+	st, err := visibleSite(s.d.DB.GetSite(ctx, st.ID)) // the api_bot block may have changed it
+	if err != nil {
+		return err
+	}
+	chat := readChatSettings(st)
+	setIf(&chat.CallerInstructions, instructions)
+	if budget != nil {
+		chat.DailyTokenBudget = budget
+		if *budget < 0 {
+			chat.DailyTokenBudget = nil
+		}
+	}
+	return s.saveBotConfigEntry(ctx, st, "chat", chat)
 }

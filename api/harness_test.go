@@ -31,6 +31,9 @@ type harness struct {
 	d     *deps.Deps
 	admin string // token of the bootstrap admin
 	users int
+	// always are headers sent with every request (a request's own headers
+	// override them), e.g. the chat owner secret a client keeps.
+	always map[string]string
 }
 
 // eachDialect runs fn against a fresh server on SQLite and on PostgreSQL.
@@ -158,6 +161,9 @@ func (h *harness) do(method, path string, body any, token string, headers ...str
 	}
 	if token != "" {
 		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	for k, v := range h.always {
+		req.Header.Set(k, v)
 	}
 	for i := 0; i+1 < len(headers); i += 2 {
 		req.Header.Set(headers[i], headers[i+1])

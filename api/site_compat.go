@@ -39,25 +39,34 @@ func clearNulls(body []byte, clear map[string]func()) {
 	}
 }
 
+// eeBotConfigKeys are the entries of a site's bot_config that ee-config
+// manages (the API bot, the public chat settings): a site update never
+// replaces them, and the site's bot_config view leaves them out.
+var eeBotConfigKeys = []string{"api_bot", "chat"}
+
 // mergeBotConfig replaces a site's stored bot_config with in (nil clears
 // it). Masked secrets in in keep their stored values, so the reference's
-// admin can send back what it read. The api_bot entry belongs to
-// ee-config (its key id) and is kept whatever in says.
+// admin can send back what it read. The entries ee-config manages
+// (eeBotConfigKeys) are kept whatever in says.
 func mergeBotConfig(stored string, in map[string]any) (string, error) {
 	old := botConfigMap(stored)
 	out := map[string]any{}
 	for k, v := range in {
 		out[k] = v
 	}
-	delete(out, "api_bot")
+	for _, k := range eeBotConfigKeys {
+		delete(out, k)
+	}
 	if err := restoreSecrets("bot_config.", out, old); err != nil {
 		return "", err
 	}
 	if err := checkSiteBotConfig(out); err != nil {
 		return "", err
 	}
-	if bot, ok := old["api_bot"]; ok {
-		out["api_bot"] = bot
+	for _, k := range eeBotConfigKeys {
+		if v, ok := old[k]; ok {
+			out[k] = v
+		}
 	}
 	b, err := json.Marshal(out)
 	return string(b), err
@@ -121,7 +130,9 @@ func checkSiteBotConfig(cfg map[string]any) error {
 // masked, the ee-config bookkeeping of api_bot left out, null when empty.
 func siteBotConfig(stored string) map[string]any {
 	m := botConfigMap(stored)
-	delete(m, "api_bot")
+	for _, k := range eeBotConfigKeys {
+		delete(m, k)
+	}
 	if len(m) == 0 {
 		return nil
 	}

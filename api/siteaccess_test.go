@@ -42,7 +42,8 @@ func saToken(h *harness, slug, password string) string {
 }
 
 // saContent creates a published document in a collection of the site and a
-// chat session of member m1 on it; it returns the document id.
+// chat session of member m1 on it (owned by csSecret); it returns the
+// document id.
 func saContent(h *harness, siteID int64) int64 {
 	h.t.Helper()
 	var col CollectionResponse
@@ -52,7 +53,7 @@ func saContent(h *harness, siteID int64) int64 {
 		"collection_id": col.ID, "status": "published", "content": "the plan"}, h.admin).into(h.t, &doc)
 	now := time.Now().UTC()
 	sess := &models.ChatSession{ThreadID: fmt.Sprintf("thread-%d", siteID), TenantID: doc.TenantID, SiteID: &siteID,
-		MemberID: "m1", Title: "t", Source: "web_chat", CreatedAt: now, UpdatedAt: now}
+		MemberID: "m1", OwnerHash: chatSecretHash(csSecret), Title: "t", Source: "web_chat", CreatedAt: now, UpdatedAt: now}
 	if _, err := h.d.DB.NewInsert().Model(sess).Exec(context.Background()); err != nil {
 		h.t.Fatal(err)
 	}
@@ -61,6 +62,7 @@ func saContent(h *harness, siteID int64) int64 {
 
 func TestSiteAccessPasswordFlow(t *testing.T) {
 	eachDialect(t, func(t *testing.T, h *harness) {
+		csOwner(h) // the owner of saContent's chat sessions
 		site := saSite(h, "vault")
 		other := saSite(h, "annex")
 		docID := saContent(h, site.ID)

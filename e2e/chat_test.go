@@ -48,11 +48,13 @@ func (a *app) streamFull(method, path string, body any, headers ...string) (int,
 	for i := 0; i+1 < len(headers); i += 2 {
 		req.Header.Set(headers[i], headers[i+1])
 	}
+	a.sendCookie(req)
 	res, err := a.srv.App().Test(req, -1)
 	if err != nil {
 		a.t.Fatal(err)
 	}
 	defer res.Body.Close()
+	a.keepCookie(res)
 	raw, _ := io.ReadAll(res.Body)
 	if res.StatusCode != 200 {
 		return res.StatusCode, []sseEvent{{Data: string(raw)}}, res.Header
@@ -288,6 +290,38 @@ func TestChatStreamsCitedAnswerAndResumes(t *testing.T) {
 			if r := a.do("POST", "/v1/chat/responses", body2, ""); r.Status != 403 {
 				t.Fatalf("other member: %d %s", r.Status, r.Raw)
 			}
+			// The thread belongs to the owner secret the first answer set as
+			// a cookie (the app keeps it as a browser does): a stranger who
+			// knows the thread and member ids reads, continues and deletes
+			// nothing (issue 16.7), with the cookie or the header alike.
+			owner := a.owner
+			if len(owner) != 43 {
+				t.Fatalf("owner cookie %q", owner)
+			}
+			a.forgetCookie()
+			for _, p := range []string{"/v1/chat/sessions/" + thread + "?member_id=member-1", "/v1/chat/sessions/" + thread + "/messages?member_id=member-1",
+				"/v1/chat/sessions/" + thread + "/tool-result/" + calls[0].ID + "?member_id=member-1"} {
+				if r := a.do("GET", p, nil, ""); r.Status != 404 {
+					t.Fatalf("stranger GET %s: %d %s", p, r.Status, r.Raw)
+				}
+			}
+			if status, _ := a.stream("GET", "/v1/chat/responses/"+thread+"?member_id=member-1", nil, "Last-Event-ID", "3"); status != 404 {
+				t.Fatalf("stranger re-attach: %d", status)
+			}
+			body2["user"] = "member-1"
+			if r := a.do("POST", "/v1/chat/responses", body2, ""); r.Status != 403 {
+				t.Fatalf("stranger continues the thread: %d %s", r.Status, r.Raw)
+			}
+			if r := a.do("DELETE", "/v1/chat/sessions/"+thread+"?member_id=member-1", nil, ""); r.Status != 404 {
+				t.Fatalf("stranger delete: %d %s", r.Status, r.Raw)
+			}
+			if r := a.do("GET", "/v1/chat/sessions?member_id=member-1", nil, ""); r.Status != 200 || !strings.Contains(string(r.Data), `"total":0`) {
+				t.Fatalf("stranger list: %d %s", r.Status, r.Raw)
+			}
+			if status, _ := a.stream("GET", "/v1/chat/sessions/"+thread+"?member_id=member-1", nil, "X-Lore-Session-Secret", owner); status != 200 {
+				t.Fatalf("owner by header: %d", status)
+			}
+			a.owner = owner
 			// Metrics saw the requests, the activities and the model calls.
 			metrics := string(a.do("GET", "/metrics", nil, "").Raw)
 			for _, want := range []string{`lore_http_requests_total{method="POST",route="/v1/chat/responses",status="200"}`,

@@ -10,7 +10,6 @@ import (
 
 	"github.com/lorekb/lore/models"
 	"github.com/lorekb/lore/workflows"
-	historypb "go.temporal.io/api/history/v1"
 	"go.temporal.io/api/temporalproto"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/worker"
@@ -54,15 +53,7 @@ func TestChatHistoriesReplay(t *testing.T) {
 			if err := a.d.Temporal.GetWorkflow(ctx, wfID, "").Get(ctx, nil); err != nil {
 				t.Fatal(err)
 			}
-			hist := &historypb.History{}
-			it := a.d.Temporal.GetWorkflowHistory(ctx, wfID, "", false, 0)
-			for it.HasNext() {
-				ev, err := it.Next()
-				if err != nil {
-					t.Fatal(err)
-				}
-				hist.Events = append(hist.Events, ev)
-			}
+			hist := a.history(wfID)
 			raw, err := temporalproto.CustomJSONMarshalOptions{Indent: " "}.Marshal(hist)
 			if err != nil {
 				t.Fatal(err)

@@ -10,9 +10,11 @@ import (
 	"io"
 	"log/slog"
 	"math/rand/v2"
+	"net/http"
 	"net/http/httptest"
 	"os"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -51,6 +53,37 @@ type app struct {
 	logw  io.Writer // where the process logs (JSON); nil: discarded
 	// restarted: the database was set up by an earlier start (see restart).
 	restarted bool
+	// jar holds the chat owner cookie (lore_chat_secret) the first chat
+	// answer set, sent back on every later request as a browser does.
+	jar   sync.Mutex
+	owner string
+}
+
+// keepCookie stores the chat owner cookie a response sets.
+func (a *app) keepCookie(res *http.Response) {
+	for _, ck := range res.Cookies() {
+		if ck.Name == "lore_chat_secret" {
+			a.jar.Lock()
+			a.owner = ck.Value
+			a.jar.Unlock()
+		}
+	}
+}
+
+// sendCookie adds the stored chat owner cookie to a request.
+func (a *app) sendCookie(req *http.Request) {
+	a.jar.Lock()
+	defer a.jar.Unlock()
+	if a.owner != "" && req.Header.Get("X-Lore-Session-Secret") == "" {
+		req.AddCookie(&http.Cookie{Name: "lore_chat_secret", Value: a.owner})
+	}
+}
+
+// forgetCookie empties the jar: the next requests come from a stranger.
+func (a *app) forgetCookie() {
+	a.jar.Lock()
+	a.owner = ""
+	a.jar.Unlock()
 }
 
 // newApp starts API and worker on a fresh database of the dialect, with its
@@ -167,11 +200,13 @@ func (a *app) do(method, path string, body any, token string) *resp {
 	if token != "" {
 		req.Header.Set("Authorization", "Bearer "+token)
 	}
+	a.sendCookie(req)
 	res, err := a.srv.App().Test(req, -1)
 	if err != nil {
 		a.t.Fatalf("%s %s: %v", method, path, err)
 	}
 	defer res.Body.Close()
+	a.keepCookie(res)
 	raw, _ := io.ReadAll(res.Body)
 	r := &resp{Status: res.StatusCode, Raw: raw}
 	_ = json.Unmarshal(raw, r)

@@ -38,6 +38,9 @@ type scriptedModel struct {
 	// breakAfter, when positive, makes the next answer call break its
 	// connection after that many words (once: it is reset to 0).
 	breakAfter atomic.Int32
+	// system holds the system messages of the last chat call, joined by
+	// "\n---\n".
+	system atomic.Value
 }
 
 func newScriptedModel(t *testing.T) *scriptedModel {
@@ -66,11 +69,16 @@ func (m *scriptedModel) serve(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	hasTool := false
+	var system []string
 	for _, msg := range req.Messages {
 		if msg.Role == "tool" {
 			hasTool = true
 		}
+		if msg.Role == "system" {
+			system = append(system, msg.Content)
+		}
 	}
+	m.system.Store(strings.Join(system, "\n---\n"))
 	w.Header().Set("Content-Type", "text/event-stream")
 	fl := w.(http.Flusher)
 	send := func(v any) {

@@ -171,12 +171,16 @@ type ViewEvent struct {
 
 // ChatSession is one conversation thread of a member on a site.
 type ChatSession struct {
-	bun.BaseModel   `bun:"table:chat_sessions"`
-	ID              int64     `bun:"id,pk,autoincrement" json:"id"`
-	ThreadID        string    `bun:"thread_id,notnull,unique" json:"thread_id"`
-	TenantID        int64     `bun:"tenant_id,notnull" json:"tenant_id"`
-	SiteID          *int64    `bun:"site_id" json:"site_id"`
-	MemberID        string    `bun:"member_id,notnull" json:"member_id"`
+	bun.BaseModel `bun:"table:chat_sessions"`
+	ID            int64  `bun:"id,pk,autoincrement" json:"id"`
+	ThreadID      string `bun:"thread_id,notnull,unique" json:"thread_id"`
+	TenantID      int64  `bun:"tenant_id,notnull" json:"tenant_id"`
+	SiteID        *int64 `bun:"site_id" json:"site_id"`
+	MemberID      string `bun:"member_id,notnull" json:"member_id"`
+	// OwnerHash is the SHA-256 (hex) of the owner secret of a session opened
+	// through the client API ('' for messenger sessions): reads and deletes
+	// through the client API need the secret.
+	OwnerHash       string    `bun:"owner_hash,notnull,default:''" json:"-"`
 	Title           string    `bun:"title,notnull,default:''" json:"title"`
 	Source          string    `bun:"source,notnull,default:'web_chat'" json:"source"`
 	LastMessage     string    `bun:"last_message,notnull,default:''" json:"last_message"`

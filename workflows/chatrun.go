@@ -452,7 +452,7 @@ func (r *turnState) persist(ctx workflow.Context) {
 	}
 	in := activities.PersistInput{ThreadID: r.in.ThreadID, Turn: r.in.Turn, Messages: answeredOnly(r.turn), Final: r.final,
 		Sources: r.sources, Extra: extra, ToolElapsed: r.elapsed, TotalMs: r.totalMs(ctx),
-		SourceOffset: r.offset}
+		SourceOffset: r.offset, SiteID: r.in.SiteID, TenantID: r.in.TenantID, Tokens: int64(r.usage.InputTokens + r.usage.OutputTokens)}
 	var res activities.PersistResult
 	if err := workflow.ExecuteLocalActivity(workflow.WithLocalActivityOptions(ctx, localOptions), a.Persist, in).Get(ctx, &res); err != nil {
 		res.Messages = -1

@@ -133,10 +133,15 @@ type Config struct {
 	// hosts, host:ports, IPs and CIDRs configured endpoints may reach.
 	AllowedProviderHosts []string
 	// Public chat: requests per minute per client IP and site, and per
-	// site; characters of caller instructions kept (0: dropped).
+	// site; characters of caller instructions kept on sites that allow
+	// them (their ee-config chat block; 0: dropped everywhere).
 	ChatRatePerIP             int
 	ChatRatePerSite           int
 	ChatCallerInstructionsMax int
+	// ChatDailyTokenBudget (LORE_CHAT_DAILY_TOKEN_BUDGET) is the model
+	// tokens a site's chat may use per UTC day unless the site sets its
+	// own (0: no budget).
+	ChatDailyTokenBudget int64
 }
 
 // Load reads the environment. It creates the data directory and, when
@@ -238,7 +243,8 @@ func LoadFrom(lookup func(string) (string, bool)) (*Config, error) {
 		AllowedProviderHosts:        splitList(e.str("LORE_ALLOWED_PROVIDER_HOSTS", "")),
 		ChatRatePerIP:               e.int("LORE_CHAT_RATE_PER_IP", 30),
 		ChatRatePerSite:             e.int("LORE_CHAT_RATE_PER_SITE", 600),
-		ChatCallerInstructionsMax:   e.int("LORE_CHAT_CALLER_INSTRUCTIONS_MAX", 0),
+		ChatCallerInstructionsMax:   e.int("LORE_CHAT_CALLER_INSTRUCTIONS_MAX", 2000),
+		ChatDailyTokenBudget:        int64(e.int("LORE_CHAT_DAILY_TOKEN_BUDGET", 2_000_000)),
 		ViewFlushInterval:           e.dur("LORE_VIEW_FLUSH_INTERVAL", 200*time.Millisecond),
 		ClientSiteCacheTTL:          e.dur("LORE_SITE_CACHE_TTL", 10*time.Minute),
 	}

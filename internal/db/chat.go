@@ -11,9 +11,12 @@ import (
 // ChatSessionFilter is the client query of a member's chat sessions.
 type ChatSessionFilter struct {
 	MemberID string // required by the API; matched exactly
-	SiteID   int64  // 0: any site
-	TenantID int64  // 0: any tenant
-	Keyword  string // case-insensitive substring of title or last_message
+	// OwnerHash, when set, keeps the sessions of that owner secret only
+	// (the client API always sets it).
+	OwnerHash string
+	SiteID    int64  // 0: any site
+	TenantID  int64  // 0: any tenant
+	Keyword   string // case-insensitive substring of title or last_message
 	// NoPasswordSites drops sessions of sites that need an access password
 	// or are private (is_public=false): lists not scoped to one site, and so
 	// without its access token.
@@ -26,17 +29,7 @@ type ChatSessionFilter struct {
 func (d *DB) ListChatSessions(ctx context.Context, f ChatSessionFilter) ([]models.ChatSession, int, error) {
 	var rows []models.ChatSession
 	q := d.NewSelect().Model(&rows).Where("member_id = ?", f.MemberID)
-	if f.SiteID > 0 {
-		q = q.Where("site_id = ?", f.SiteID)
-	}
-	if f.TenantID > 0 {
-		q = q.Where("tenant_id = ?", f.TenantID)
-	}
-	if f.NoPasswordSites {
-		locked := d.NewSelect().Model((*models.Site)(nil)).Column("id").
-			WhereOr("requires_password = ?", true).WhereOr("is_public = ?", false)
-		q = q.Where("(site_id IS NULL OR site_id NOT IN (?))", locked)
-	}
+	q = sessionScope(d, q.QueryBuilder(), f).Unwrap().(*bun.SelectQuery)
 	if f.Keyword != "" {
 		op, kw := d.LikeOp(), Like(f.Keyword)
 		q = q.WhereGroup(" AND ", func(q *bun.SelectQuery) *bun.SelectQuery {
@@ -49,6 +42,26 @@ func (d *DB) ListChatSessions(ctx context.Context, f ChatSessionFilter) ([]model
 		rows = []models.ChatSession{}
 	}
 	return rows, int(n), Classify(err)
+}
+
+// sessionScope narrows a query of chat sessions to the filter's owner, site,
+// tenant and unlocked sites (the member is matched by the caller).
+func sessionScope(d *DB, q bun.QueryBuilder, f ChatSessionFilter) bun.QueryBuilder {
+	if f.OwnerHash != "" {
+		q = q.Where("owner_hash = ?", f.OwnerHash)
+	}
+	if f.SiteID > 0 {
+		q = q.Where("site_id = ?", f.SiteID)
+	}
+	if f.TenantID > 0 {
+		q = q.Where("tenant_id = ?", f.TenantID)
+	}
+	if f.NoPasswordSites {
+		locked := d.NewSelect().Model((*models.Site)(nil)).Column("id").
+			WhereOr("requires_password = ?", true).WhereOr("is_public = ?", false)
+		q = q.Where("(site_id IS NULL OR site_id NOT IN (?))", locked)
+	}
+	return q
 }
 
 // ChatThreadMessages returns the stored messages of a thread in order.
@@ -78,19 +91,19 @@ func (d *DB) ThreadToolResult(ctx context.Context, threadID, toolCallID string) 
 // DeleteChatSession deletes the member's session of a thread together with
 // its messages, tool results and feedback, in one transaction; the session
 // row holds the conversation memory (summary), so that goes too. A thread
-// that does not exist or belongs to another member is ErrNotFound and
-// nothing is deleted.
-func (d *DB) DeleteChatSession(ctx context.Context, threadID, memberID string) error {
-	return d.deleteThread(ctx, threadID, "member_id = ?", memberID)
+// that does not exist or belongs to another member or owner secret is
+// ErrNotFound and nothing is deleted.
+func (d *DB) DeleteChatSession(ctx context.Context, threadID, memberID, ownerHash string) error {
+	return d.deleteThread(ctx, threadID, "member_id = ? AND owner_hash = ?", memberID, ownerHash)
 }
 
 // deleteThread deletes the session of a thread that also matches cond (with
-// arg) together with its messages, tool results and feedback, in one
+// args) together with its messages, tool results and feedback, in one
 // transaction; no such session is ErrNotFound and nothing is deleted.
-func (d *DB) deleteThread(ctx context.Context, threadID, cond string, arg any) error {
+func (d *DB) deleteThread(ctx context.Context, threadID, cond string, args ...any) error {
 	return d.Tx(ctx, func(ctx context.Context, tx bun.Tx) error {
 		res, err := tx.NewDelete().Model((*models.ChatSession)(nil)).
-			Where("thread_id = ?", threadID).Where(cond, arg).Exec(ctx)
+			Where("thread_id = ?", threadID).Where(cond, args...).Exec(ctx)
 		if err != nil {
 			return err
 		}
@@ -106,19 +119,22 @@ func (d *DB) deleteThread(ctx context.Context, threadID, cond string, arg any) e
 	})
 }
 
-// DeleteMemberChatSessions deletes every session of a member with their
-// messages, tool results and feedback, in one transaction, and returns the
-// number of sessions deleted.
-func (d *DB) DeleteMemberChatSessions(ctx context.Context, memberID string) (int, error) {
+// DeleteMemberChatSessions deletes every session of f.MemberID that the
+// rest of f admits (owner, site, unlocked sites; keyword and paging are
+// ignored) with their messages, tool results and feedback, in one
+// transaction, and returns the number of sessions deleted.
+func (d *DB) DeleteMemberChatSessions(ctx context.Context, f ChatSessionFilter) (int, error) {
 	var deleted int
 	err := d.Tx(ctx, func(ctx context.Context, tx bun.Tx) error {
-		threads := tx.NewSelect().Model((*models.ChatSession)(nil)).Column("thread_id").Where("member_id = ?", memberID)
+		threads := tx.NewSelect().Model((*models.ChatSession)(nil)).Column("thread_id").Where("member_id = ?", f.MemberID)
+		threads = sessionScope(d, threads.QueryBuilder(), f).Unwrap().(*bun.SelectQuery)
 		for _, m := range []any{(*models.ChatMessage)(nil), (*models.ToolResult)(nil), (*models.Feedback)(nil)} {
 			if _, err := tx.NewDelete().Model(m).Where("thread_id IN (?)", threads).Exec(ctx); err != nil {
 				return err
 			}
 		}
-		res, err := tx.NewDelete().Model((*models.ChatSession)(nil)).Where("member_id = ?", memberID).Exec(ctx)
+		del := tx.NewDelete().Model((*models.ChatSession)(nil)).Where("member_id = ?", f.MemberID)
+		res, err := sessionScope(d, del.QueryBuilder(), f).Unwrap().(*bun.DeleteQuery).Exec(ctx)
 		if err != nil {
 			return err
 		}

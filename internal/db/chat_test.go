@@ -192,23 +192,23 @@ func TestDeleteChatSessions(t *testing.T) {
 		chatThread(t, d, "t3", "m")
 		chatThread(t, d, "x1", "other")
 
-		if err := d.DeleteChatSession(ctx, "t1", "other"); !errors.Is(err, db.ErrNotFound) {
+		if err := d.DeleteChatSession(ctx, "t1", "other", ""); !errors.Is(err, db.ErrNotFound) {
 			t.Fatalf("another member's thread: %v", err)
 		}
 		if got := chatThreadRows(t, d, "t1"); got != "1 2 1 1" {
 			t.Fatalf("refused delete changed rows: %s", got)
 		}
-		if err := d.DeleteChatSession(ctx, "t1", "m"); err != nil {
+		if err := d.DeleteChatSession(ctx, "t1", "m", ""); err != nil {
 			t.Fatal(err)
 		}
 		if got := chatThreadRows(t, d, "t1"); got != "0 0 0 0" {
 			t.Fatalf("after delete: %s", got)
 		}
-		if err := d.DeleteChatSession(ctx, "t1", "m"); !errors.Is(err, db.ErrNotFound) {
+		if err := d.DeleteChatSession(ctx, "t1", "m", ""); !errors.Is(err, db.ErrNotFound) {
 			t.Fatalf("second delete: %v", err)
 		}
 
-		n, err := d.DeleteMemberChatSessions(ctx, "m")
+		n, err := d.DeleteMemberChatSessions(ctx, db.ChatSessionFilter{MemberID: "m"})
 		if err != nil || n != 2 {
 			t.Fatalf("member delete: %d %v", n, err)
 		}
@@ -220,7 +220,7 @@ func TestDeleteChatSessions(t *testing.T) {
 		if got := chatThreadRows(t, d, "x1"); got != "1 2 1 1" {
 			t.Fatalf("other member's thread touched: %s", got)
 		}
-		if n, err := d.DeleteMemberChatSessions(ctx, "m"); err != nil || n != 0 {
+		if n, err := d.DeleteMemberChatSessions(ctx, db.ChatSessionFilter{MemberID: "m"}); err != nil || n != 0 {
 			t.Fatalf("nothing left: %d %v", n, err)
 		}
 	})

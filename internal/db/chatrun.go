@@ -23,10 +23,13 @@ type BeginTurn struct {
 	TenantID int64
 	SiteID   int64
 	MemberID string
-	Source   string
-	UserText string
-	History  []HistoryMessage // earlier messages to seed a new thread with (chat-completions callers)
-	New      bool             // the thread id was just generated: no session to look up
+	// OwnerHash is the owner secret's hash of a client API turn ('' for
+	// messenger turns): a new session keeps it, an existing one must have it.
+	OwnerHash string
+	Source    string
+	UserText  string
+	History   []HistoryMessage // earlier messages to seed a new thread with (chat-completions callers)
+	New       bool             // the thread id was just generated: no session to look up
 	// Existing: the caller named a thread it must have created before (the
 	// client API's previous_response_id): no session is created under a
 	// caller-chosen id; an unknown one is ErrNotFound.
@@ -47,7 +50,7 @@ type TurnStart struct {
 
 // StartTurn creates or updates the session, numbers the turn and writes the
 // user message, in one transaction. A thread of another member or site is
-// refused with ErrNotOwner.
+// refused with ErrNotOwner, and so is one opened under another owner secret.
 func (d *DB) StartTurn(ctx context.Context, in BeginTurn) (*TurnStart, error) {
 	var out TurnStart
 	err := d.Tx(ctx, func(ctx context.Context, tx bun.Tx) error {
@@ -64,7 +67,7 @@ func (d *DB) StartTurn(ctx context.Context, in BeginTurn) (*TurnStart, error) {
 			case err != nil:
 				return err
 			default:
-				if s.MemberID != in.MemberID || s.TenantID != in.TenantID || !sameSite(s.SiteID, in.SiteID) {
+				if s.MemberID != in.MemberID || s.OwnerHash != in.OwnerHash || s.TenantID != in.TenantID || !sameSite(s.SiteID, in.SiteID) {
 					return ErrNotOwner
 				}
 				exists = true
@@ -76,7 +79,7 @@ func (d *DB) StartTurn(ctx context.Context, in BeginTurn) (*TurnStart, error) {
 				siteID = &in.SiteID
 			}
 			s = &models.ChatSession{ThreadID: in.ThreadID, TenantID: in.TenantID, SiteID: siteID, MemberID: in.MemberID,
-				Title: truncRunes(in.UserText, 50), Source: in.Source, CreatedAt: now}
+				OwnerHash: in.OwnerHash, Title: truncRunes(in.UserText, 50), Source: in.Source, CreatedAt: now}
 			if s.Title == "" {
 				s.Title = "New conversation"
 			}

@@ -82,7 +82,7 @@ func (b *bench) startServers(ctx context.Context, kind backend) error {
 		fmt.Sprintf("LORE_HTTP_ADDR=127.0.0.1:%d", hport),
 		"LORE_LOG_LEVEL=warn",
 		// The load comes from one address: the public chat limits stay out of the way.
-		"LORE_CHAT_RATE_PER_IP=1000000", "LORE_CHAT_RATE_PER_SITE=1000000",
+		"LORE_CHAT_RATE_PER_IP=1000000", "LORE_CHAT_RATE_PER_SITE=1000000", "LORE_CHAT_DAILY_TOKEN_BUDGET=0",
 		"CHAT_PROVIDER=openai",
 		"CHAT_BASE_URL="+b.model.BaseURL(),
 		"CHAT_MODEL=scripted",

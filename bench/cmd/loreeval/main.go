@@ -163,7 +163,7 @@ func (e *evaluation) setup(ctx context.Context) error {
 		"LORE_LOG_LEVEL=warn",
 		// Every question comes from this one address: lift the public chat
 		// limits (30 a minute per IP by default) as lorebench does.
-		"LORE_CHAT_RATE_PER_IP=1000000", "LORE_CHAT_RATE_PER_SITE=1000000",
+		"LORE_CHAT_RATE_PER_IP=1000000", "LORE_CHAT_RATE_PER_SITE=1000000", "LORE_CHAT_DAILY_TOKEN_BUDGET=0",
 	)
 	environ = append(environ, o.loreEnv...)
 	if e.lore, err = env.Start("lore", e.work, o.loreBin, []string{"serve"}, environ); err != nil {

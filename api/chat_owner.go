@@ -1,0 +1,157 @@
+package api
+
+import (
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/base64"
+	"encoding/hex"
+	"strings"
+
+	"github.com/gofiber/fiber/v2"
+	"github.com/lorekb/lore/models"
+)
+
+// Chat privacy. A member id is a name anyone may learn (the reference's
+// client keeps a visitor id in localStorage and sends it in the clear), so
+// it grants nothing by itself. A session opened through the client API
+// belongs to an owner secret: the first chat request without one gets a new
+// secret, returned once, in the X-Lore-Session-Secret response header and in
+// the lore_chat_secret cookie (HttpOnly). Every later request that carries
+// it (header, else cookie) opens its sessions under it, and only a request
+// that carries it may continue, re-attach to, list, read (messages, tool
+// results), rate or delete them; to anyone else they do not exist (404).
+// The database keeps only the secret's SHA-256. Messenger sessions have no
+// owner secret, so the client API never shows them.
+//
+// A browser needs no code for this: the cookie comes with the first answer
+// and goes back on every request to the same origin (the reference's client
+// behind its /api-proxy rewrite, or any same-origin reverse proxy). Its
+// attributes: Path=/, HttpOnly, a year's Max-Age, SameSite=Lax; Secure over
+// https; and SameSite=None; Secure when the request came over https from
+// another origin that LORE_CORS_ORIGINS admits with credentials (a client
+// that sends credentials: "include"). See README "Chat privacy".
+
+const (
+	// chatSecretHeader carries the owner secret both ways.
+	chatSecretHeader = "X-Lore-Session-Secret"
+	// chatSecretCookie is the cookie that carries it for browsers.
+	chatSecretCookie = "lore_chat_secret"
+	// chatSecretMaxAge is the cookie's lifetime in seconds (a year).
+	chatSecretMaxAge = 365 * 24 * 3600
+)
+
+// chatSecretGivenDoc documents the secret on the routes that open sessions.
+const chatSecretGivenDoc = "A request without an owner secret gets one with the answer that opened its session: the " +
+	chatSecretHeader + " response header and the " + chatSecretCookie + " cookie (HttpOnly). Send it back (the header, " +
+	"or the cookie, which a browser does by itself on the same origin) to continue the thread and to read, rate or " +
+	"delete its sessions; previous_response_id of another owner's thread is 403."
+
+// chatOwner is the owner secret of a chat request.
+type chatOwner struct {
+	secret string
+	hash   string
+	// fresh: made for this request; sent to the caller once its session
+	// exists (giveChatSecret).
+	fresh bool
+}
+
+// validChatSecret: 32 to 128 characters of the URL-safe base64 alphabet
+// (ours are 43: 32 random bytes).
+func validChatSecret(v string) bool {
+	if len(v) < 32 || len(v) > 128 {
+		return false
+	}
+	for i := 0; i < len(v); i++ {
+		ch := v[i]
+		if !(ch >= 'a' && ch <= 'z' || ch >= 'A' && ch <= 'Z' || ch >= '0' && ch <= '9' || ch == '-' || ch == '_') {
+			return false
+		}
+	}
+	return true
+}
+
+func chatSecretHash(secret string) string {
+	sum := sha256.Sum256([]byte(secret))
+	return hex.EncodeToString(sum[:])
+}
+
+// callerChatSecret is the owner secret the request carries: the header
+// (malformed: 422), else a well-formed cookie (a malformed one is ignored),
+// else "".
+func callerChatSecret(c *fiber.Ctx) (string, error) {
+	if h := strings.TrimSpace(c.Get(chatSecretHeader)); h != "" {
+		if !validChatSecret(h) {
+			return "", Invalid("%s: not a session secret (32 to 128 characters: letters, digits, '-', '_')", chatSecretHeader)
+		}
+		return h, nil
+	}
+	if ck := c.Cookies(chatSecretCookie); validChatSecret(ck) {
+		return ck, nil
+	}
+	return "", nil
+}
+
+// chatOwnerOf is the owner of the sessions a chat request opens: its own
+// secret, or a new one.
+func chatOwnerOf(c *fiber.Ctx) (chatOwner, error) {
+	secret, err := callerChatSecret(c)
+	if err != nil || secret != "" {
+		return chatOwner{secret: secret, hash: chatSecretHash(secret)}, err
+	}
+	b := make([]byte, 32)
+	if _, err := rand.Read(b); err != nil {
+		return chatOwner{}, err
+	}
+	secret = base64.RawURLEncoding.EncodeToString(b)
+	return chatOwner{secret: secret, hash: chatSecretHash(secret), fresh: true}, nil
+}
+
+// giveChatSecret returns a fresh secret to the caller (header and cookie),
+// once its session exists; a secret the caller sent is not echoed.
+func (s *Server) giveChatSecret(c *fiber.Ctx, o chatOwner) {
+	if !o.fresh {
+		return
+	}
+	c.Set(chatSecretHeader, o.secret)
+	ck := &fiber.Cookie{Name: chatSecretCookie, Value: o.secret, Path: "/", MaxAge: chatSecretMaxAge,
+		HTTPOnly: true, SameSite: fiber.CookieSameSiteLaxMode}
+	if c.Protocol() == "https" {
+		ck.Secure = true
+		if s.credentialedCrossOrigin(c) {
+			ck.SameSite = fiber.CookieSameSiteNoneMode
+		}
+	}
+	c.Cookie(ck)
+}
+
+// credentialedCrossOrigin: the request comes from another origin that the
+// CORS policy admits with credentials.
+func (s *Server) credentialedCrossOrigin(c *fiber.Ctx) bool {
+	origin := c.Get(fiber.HeaderOrigin)
+	if origin == "" || s.corsPolicy == nil || strings.EqualFold(origin, c.BaseURL()) {
+		return false
+	}
+	_, creds := s.corsPolicy.allow(origin)
+	return creds
+}
+
+// ownsChatSession: the request carries the session's owner secret. Sessions
+// without one (messenger sessions, sessions stored before owner secrets)
+// are never owned through the client API.
+func ownsChatSession(c *fiber.Ctx, sess *models.ChatSession) (bool, error) {
+	secret, err := callerChatSecret(c)
+	if err != nil || secret == "" || sess.OwnerHash == "" {
+		return false, err
+	}
+	return subtle.ConstantTimeCompare([]byte(chatSecretHash(secret)), []byte(sess.OwnerHash)) == 1, nil
+}
+
+// callerOwnerHash is the hash of the request's owner secret ("" without one).
+func callerOwnerHash(c *fiber.Ctx) (string, error) {
+	secret, err := callerChatSecret(c)
+	if err != nil || secret == "" {
+		return "", err
+	}
+	return chatSecretHash(secret), nil
+}
