@@ -172,6 +172,8 @@ func TestChaosAPIRestartDuringChat(t *testing.T) {
 	// Re-attach after the last event received.
 	rreq, _ := http.NewRequestWithContext(ctx, "GET", fmt.Sprintf("%s/v1/chat/responses/%s?member_id=%s", s.Base, thread, member), nil)
 	rreq.Header.Set("Last-Event-ID", fmt.Sprint(lastID))
+	// Only the thread's owner may re-attach: the secret the first answer gave.
+	rreq.Header.Set("X-Lore-Session-Secret", res.Header.Get("X-Lore-Session-Secret"))
 	rres, err := http.DefaultClient.Do(rreq)
 	if err != nil {
 		sc.fatalf("GET /v1/chat/responses/{thread} with Last-Event-ID", "%v", err)

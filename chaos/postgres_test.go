@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net/http"
+	"net/http/cookiejar"
+	"net/url"
 	"os"
 	"os/exec"
 	"sort"
@@ -347,6 +349,15 @@ func probeRoutes(s *stack, site, doc int64) []probe {
 		{"GET", fmt.Sprintf("/admin/api/v1/documents?site_id=%d", site), nil, true},
 		{"GET", fmt.Sprintf("/admin/api/v1/sites/%d", site), nil, true},
 		{"POST", fmt.Sprintf("/admin/api/v1/documents/%d:vectorize", doc), nil, true},
+	}
+	if s.HTTP.Jar == nil {
+		// The session list reads the store only for a caller holding a chat
+		// owner secret, as a browser holds Lore's lore_chat_secret cookie.
+		jar, _ := cookiejar.New(nil)
+		if u, err := url.Parse(s.Base); err == nil {
+			jar.SetCookies(u, []*http.Cookie{{Name: "lore_chat_secret", Value: "chaos-probe-owner-secret-0123456789abcdef", Path: "/"}})
+		}
+		s.HTTP.Jar = jar
 	}
 	var out []probe
 	for _, q := range reqs {

@@ -4,10 +4,14 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/rand"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
+	"net/http/cookiejar"
+	"net/url"
 	"strings"
 	"time"
 
@@ -17,8 +21,19 @@ import (
 // client is the shared API client with the chat call the eval makes.
 type client struct{ *loreapi.Client }
 
+// newClient keeps one chat owner secret for every request, as a browser
+// keeps Lore's lore_chat_secret cookie: the eval reads back the tool results
+// of the threads it opened (-dump), which only their owner may.
 func newClient(base string) *client {
-	return &client{loreapi.New(base, 2*time.Minute)}
+	c := &client{loreapi.New(base, 2*time.Minute)}
+	jar, _ := cookiejar.New(nil)
+	secret := make([]byte, 32)
+	_, _ = rand.Read(secret)
+	if u, err := url.Parse(base); err == nil {
+		jar.SetCookies(u, []*http.Cookie{{Name: "lore_chat_secret", Value: base64.RawURLEncoding.EncodeToString(secret), Path: "/"}})
+	}
+	c.HTTP.Jar = jar
+	return c
 }
 
 // chatReply is an answer and the numbered sources of its turn.
