@@ -7,9 +7,30 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/http/cookiejar"
+	"net/url"
 	"strings"
 	"testing"
 )
+
+// clientBrowser is the browser's cookie store: it keeps the chat owner
+// cookie (lore_chat_secret) Lore sets with the first answer and sends it
+// back, as a browser does for a client served from Lore's origin.
+var clientBrowser = func() *http.Client {
+	jar, _ := cookiejar.New(nil)
+	return &http.Client{Jar: jar}
+}()
+
+// clientSecret is the owner secret the browser holds for base.
+func clientSecret(base string) string {
+	u, _ := url.Parse(base)
+	for _, ck := range clientBrowser.Jar.Cookies(u) {
+		if ck.Name == "lore_chat_secret" {
+			return ck.Value
+		}
+	}
+	return ""
+}
 
 // The reference's client chat (CatWiki 1.1.7 frontend/client: useAIChat.ts
 // sends, lib/ai-stream.ts parses and reduces, lib/chat-history.ts reads the
@@ -59,7 +80,7 @@ func clientSend(t *testing.T, base string, body map[string]any, headers ...strin
 	for i := 0; i+1 < len(headers); i += 2 {
 		req.Header.Set(headers[i], headers[i+1])
 	}
-	res, err := http.DefaultClient.Do(req)
+	res, err := clientBrowser.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -292,6 +313,7 @@ func TestReferenceClientChat(t *testing.T) {
 		} `json:"list"`
 		Items []json.RawMessage `json:"items"`
 	}
+	a.useOwner(clientSecret(base)) // the sidebar's requests carry the browser's cookie
 	a.do("GET", "/v1/chat/sessions?member_id="+visitor+"&page=1&size=20", nil, "").into(t, &sessions)
 	var siteless int
 	for _, s := range sessions.List {

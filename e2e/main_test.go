@@ -79,6 +79,13 @@ func (a *app) sendCookie(req *http.Request) {
 	}
 }
 
+// useOwner puts a chat owner secret in the jar.
+func (a *app) useOwner(secret string) {
+	a.jar.Lock()
+	a.owner = secret
+	a.jar.Unlock()
+}
+
 // forgetCookie empties the jar: the next requests come from a stranger.
 func (a *app) forgetCookie() {
 	a.jar.Lock()
