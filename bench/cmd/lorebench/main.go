@@ -13,6 +13,8 @@
 //	   OpenAI-compatible model, at 1 and 20 concurrent chats
 //	S. scale (-only scale100k): 100,000 documents loaded, re-indexed as one
 //	   job, listed and deleted
+//	I. import: documents:import of real Markdown/HTML and generated DOCX
+//	   and PDF files vs converting them in a loop, and until searchable
 //
 // Run it with `make bench` (or scripts/bench.sh [flags]); -quick is a smoke
 // run with tiny sizes.
@@ -100,7 +102,7 @@ func parseFlags() *options {
 	flag.BoolVar(&o.scale, "scale", false, "long run (within 40 minutes): a million chunks, the chat and ingestion curves, 100,000-document jobs (scale100k), and -temporal-pg (flags given explicitly still win)")
 	flag.BoolVar(&o.keep, "keep", false, "keep the work directory (logs, data) and print its path")
 	flag.DurationVar(&o.timeout, "timeout", 40*time.Minute, "abort the whole run after this long")
-	flag.StringVar(&o.only, "only", "binary,api,vectorize,ingest,search,chat", "comma-separated parts to run: binary, api, vectorize, ingest (only with -ingest), search, chat, scale100k (100,000 documents, about 10 minutes; in -scale by default)")
+	flag.StringVar(&o.only, "only", "binary,api,vectorize,ingest,import,search,chat", "comma-separated parts to run: binary, api, vectorize, ingest (only with -ingest), import, search, chat, scale100k (100,000 documents, about 10 minutes; in -scale by default)")
 	flag.Var(&o.loreEnv, "lore-env", "extra KEY=VALUE for the lore process (repeatable)")
 
 	flag.IntVar(&o.docs, "docs", 10000, "A: published documents loaded into the API site")
@@ -289,7 +291,7 @@ func (b *bench) setup(ctx context.Context) error {
 		return err
 	}
 	logf("work directory %s", b.work)
-	if !o.runs("binary") && !o.runs("api") && !o.runs("vectorize") && !o.runs("ingest") && !o.runs("chat") && !o.runs("scale100k") {
+	if !o.runs("binary") && !o.runs("api") && !o.runs("vectorize") && !o.runs("ingest") && !o.runs("import") && !o.runs("chat") && !o.runs("scale100k") {
 		logf("only in-process parts: no database, Temporal server or lore started")
 		return nil
 	}
@@ -326,7 +328,7 @@ func (b *bench) runAll(ctx context.Context) error {
 		}
 		return nil
 	}
-	if err := run([]part{{"binary", b.benchBinary}, {"api", b.benchAPI}, {"vectorize", b.benchVectorize}, {"ingest", b.benchIngest}, {"search", b.benchSearch}, {"chat", b.benchChat}, {"scale100k", b.benchScale}}); err != nil {
+	if err := run([]part{{"binary", b.benchBinary}, {"api", b.benchAPI}, {"vectorize", b.benchVectorize}, {"ingest", b.benchIngest}, {"import", b.benchImport}, {"search", b.benchSearch}, {"chat", b.benchChat}, {"scale100k", b.benchScale}}); err != nil {
 		return err
 	}
 	if !b.o.temporalPG || !(b.o.runs("vectorize") || b.o.runs("chat")) {

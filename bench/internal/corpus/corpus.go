@@ -75,31 +75,42 @@ func Fetch(ctx context.Context, dir string, logf func(string, ...any)) ([]File, 
 }
 
 func fetchOne(ctx context.Context, dir, pkg string) ([]File, Source, error) {
+	root, version, err := Unpack(ctx, dir, pkg)
+	if err != nil {
+		return nil, Source{}, err
+	}
+	files, src, err := Collect(root)
+	if err != nil {
+		return nil, Source{}, err
+	}
+	src.Package = version
+	return files, src, nil
+}
+
+// Unpack downloads a Debian package into dir/pkg with apt-get download and
+// unpacks it with dpkg -x; it returns the unpacked root and the package's
+// name and version.
+func Unpack(ctx context.Context, dir, pkg string) (root, version string, err error) {
 	pdir := filepath.Join(dir, pkg)
 	if err := os.MkdirAll(pdir, 0o755); err != nil {
-		return nil, Source{}, err
+		return "", "", err
 	}
 	dctx, cancel := context.WithTimeout(ctx, 3*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(dctx, "apt-get", "download", pkg)
 	cmd.Dir = pdir
 	if out, err := cmd.CombinedOutput(); err != nil {
-		return nil, Source{}, fmt.Errorf("apt-get download: %v: %s", err, lastLine(string(out)))
+		return "", "", fmt.Errorf("apt-get download: %v: %s", err, lastLine(string(out)))
 	}
 	debs, _ := filepath.Glob(filepath.Join(pdir, "*.deb"))
 	if len(debs) == 0 {
-		return nil, Source{}, fmt.Errorf("apt-get download left no .deb in %s", pdir)
+		return "", "", fmt.Errorf("apt-get download left no .deb in %s", pdir)
 	}
-	root := filepath.Join(pdir, "root")
+	root = filepath.Join(pdir, "root")
 	if out, err := exec.CommandContext(dctx, "dpkg", "-x", debs[0], root).CombinedOutput(); err != nil {
-		return nil, Source{}, fmt.Errorf("dpkg -x: %v: %s", err, lastLine(string(out)))
+		return "", "", fmt.Errorf("dpkg -x: %v: %s", err, lastLine(string(out)))
 	}
-	files, src, err := Collect(root)
-	if err != nil {
-		return nil, Source{}, err
-	}
-	src.Package = strings.TrimSuffix(filepath.Base(debs[0]), ".deb")
-	return files, src, nil
+	return root, strings.TrimSuffix(filepath.Base(debs[0]), ".deb"), nil
 }
 
 // Collect reads the Markdown files under root (.md, .markdown, also

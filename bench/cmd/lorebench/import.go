@@ -1,0 +1,388 @@
+package main
+
+import (
+	"bytes"
+	"compress/gzip"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"mime/multipart"
+	"net/http"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/lorekb/lore/bench/internal/corpus"
+	"github.com/lorekb/lore/internal/convert"
+	"github.com/lorekb/lore/internal/convert/builtin"
+	"github.com/lorekb/lore/internal/convert/converttest"
+)
+
+// importFile is one file the import part sends.
+type importFile struct {
+	name string
+	data []byte
+}
+
+// importSet is one kind of files: real documentation, or generated DOCX or
+// PDF.
+type importSet struct {
+	name  string
+	files []importFile
+	bytes int
+}
+
+// importRun is one import through the API.
+type importRun struct {
+	elapsed    time.Duration // POST until the job completed (and, e2e, a search found a document)
+	completed  int
+	failed     int
+	vectorized int
+	reasons    []string
+}
+
+// genDocChars bounds the text of one generated DOCX or PDF file: a long
+// manual chapter, not a whole manual (the PDF writer's time is not the
+// point).
+const genDocChars = 30000
+
+// importSets reads nodejs-doc's api folder: its Markdown (*.md.gz) and HTML
+// files as they ship (all.html, the concatenation of the others, left
+// out), and DOCX and PDF files generated from the same Markdown.
+func (b *bench) importSets(ctx context.Context) ([]importSet, string, error) {
+	dir := b.o.corpusDir
+	version := dir
+	if dir == "" {
+		root, v, err := corpus.Unpack(ctx, filepath.Join(b.work, "import-corpus"), "nodejs-doc")
+		if err != nil {
+			return nil, "", err
+		}
+		dir, version = filepath.Join(root, "usr/share/doc/nodejs/api"), v
+	}
+	paths, _ := filepath.Glob(filepath.Join(dir, "*"))
+	sort.Strings(paths)
+	docs := importSet{name: "Markdown + HTML (nodejs-doc)"}
+	var mdTexts []importFile
+	for _, p := range paths {
+		base := filepath.Base(p)
+		var data []byte
+		var err error
+		switch {
+		case strings.HasSuffix(base, ".md.gz"):
+			data, err = gunzipFile(p)
+			base = strings.TrimSuffix(base, ".gz")
+		case strings.HasSuffix(base, ".md"):
+			data, err = os.ReadFile(p)
+		case strings.HasSuffix(base, ".html") && base != "all.html":
+			data, err = os.ReadFile(p)
+		default:
+			continue
+		}
+		if err != nil {
+			return nil, "", err
+		}
+		docs.files = append(docs.files, importFile{base, data})
+		docs.bytes += len(data)
+		if strings.HasSuffix(base, ".md") {
+			mdTexts = append(mdTexts, importFile{base, data})
+		}
+	}
+	if len(mdTexts) == 0 {
+		return nil, "", fmt.Errorf("no Markdown files in %s", dir)
+	}
+	docx := importSet{name: "DOCX (generated from the Markdown)"}
+	pdf := importSet{name: "PDF (generated from the Markdown)"}
+	for _, f := range mdTexts {
+		blocks := markdownBlocks(string(f.data), genDocChars)
+		stem := strings.TrimSuffix(f.name, ".md")
+		w := converttest.WordDocument(blocks)
+		docx.files = append(docx.files, importFile{stem + ".docx", w})
+		docx.bytes += len(w)
+		p, err := converttest.PDFDocument(blocks)
+		if err != nil {
+			return nil, "", fmt.Errorf("generate %s.pdf: %w", stem, err)
+		}
+		pdf.files = append(pdf.files, importFile{stem + ".pdf", p})
+		pdf.bytes += len(p)
+	}
+	return []importSet{docs, docx, pdf}, version, nil
+}
+
+func gunzipFile(p string) ([]byte, error) {
+	f, err := os.Open(p)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	zr, err := gzip.NewReader(f)
+	if err != nil {
+		return nil, err
+	}
+	return io.ReadAll(zr)
+}
+
+var (
+	mdHeadingRe = regexp.MustCompile(`^(#{1,6})\s+(.+)$`)
+	mdInlineRe  = regexp.MustCompile("[`*_]|\\[([^\\]]*)\\]\\([^)]*\\)|<!--.*?-->")
+)
+
+// markdownBlocks turns Markdown into headings and paragraphs (code kept as
+// paragraphs), up to max characters of text.
+func markdownBlocks(md string, max int) []converttest.Block {
+	var out []converttest.Block
+	var para []string
+	total := 0
+	flush := func() {
+		if len(para) > 0 {
+			t := strings.Join(para, " ")
+			out = append(out, converttest.Block{Text: t})
+			total += len(t)
+			para = nil
+		}
+	}
+	for _, line := range strings.Split(md, "\n") {
+		if total > max {
+			break
+		}
+		t := strings.TrimSpace(mdInlineRe.ReplaceAllString(line, "$1"))
+		switch m := mdHeadingRe.FindStringSubmatch(t); {
+		case m != nil:
+			flush()
+			out = append(out, converttest.Block{Level: len(m[1]), Text: m[2]})
+			total += len(m[2])
+		case t == "" || strings.HasPrefix(t, "```"):
+			flush()
+		default:
+			para = append(para, t)
+		}
+	}
+	flush()
+	return out
+}
+
+// convertLoop converts every file with the built-in converters in this
+// process, with conc goroutines (1: a plain loop).
+func convertLoop(ctx context.Context, files []importFile, conc int) (time.Duration, int, error) {
+	reg := builtin.Registry()
+	var mu sync.Mutex
+	var firstErr error
+	failed := 0
+	next := make(chan importFile)
+	var wg sync.WaitGroup
+	t0 := time.Now()
+	for i := 0; i < conc; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for f := range next {
+				_, err := reg.Convert(ctx, convert.Input{Name: f.name, Data: f.data, Limits: convert.DefaultLimits})
+				if err != nil {
+					mu.Lock()
+					failed++
+					if !convert.Permanent(err) && firstErr == nil {
+						firstErr = err
+					}
+					mu.Unlock()
+				}
+			}
+		}()
+	}
+	for _, f := range files {
+		next <- f
+	}
+	close(next)
+	wg.Wait()
+	return time.Since(t0), failed, firstErr
+}
+
+// importJobView is the part of an import job the bench reads.
+type importJobView struct {
+	Status   string `json:"status"`
+	Error    string `json:"error"`
+	Progress *struct {
+		Completed int `json:"completed"`
+		Failed    int `json:"failed"`
+		Items     []struct {
+			Status       string `json:"status"`
+			Title        string `json:"title"`
+			Reason       string `json:"reason"`
+			VectorStatus string `json:"vector_status"`
+		} `json:"items"`
+	} `json:"progress"`
+}
+
+// importViaAPI uploads the files in one documents:import request and waits
+// for the job; e2e publishes and vectorizes them and then waits until a
+// retrieval for one document's title finds it.
+func (b *bench) importViaAPI(ctx context.Context, set importSet, e2e bool) (*importRun, error) {
+	siteID, err := b.api.createSite(ctx, fmt.Sprintf("Import %s %s", set.name, time.Now().Format("150405.000")))
+	if err != nil {
+		return nil, err
+	}
+	var body bytes.Buffer
+	w := multipart.NewWriter(&body)
+	_ = w.WriteField("site_id", strconv.FormatInt(siteID, 10))
+	_ = w.WriteField("publish", strconv.FormatBool(e2e))
+	_ = w.WriteField("auto_vectorize", strconv.FormatBool(e2e))
+	for _, f := range set.files {
+		fw, err := w.CreateFormFile("files", f.name)
+		if err != nil {
+			return nil, err
+		}
+		_, _ = fw.Write(f.data)
+	}
+	_ = w.Close()
+	t0 := time.Now()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, b.base+"/admin/api/v1/documents:import", &body)
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Content-Type", w.FormDataContentType())
+	req.Header.Set("Authorization", "Bearer "+b.api.Token)
+	res, err := b.api.HTTP.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	raw, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	var env struct {
+		Data struct {
+			ID string `json:"id"`
+		} `json:"data"`
+	}
+	if res.StatusCode != http.StatusCreated || json.Unmarshal(raw, &env) != nil || env.Data.ID == "" {
+		return nil, fmt.Errorf("documents:import: HTTP %d: %.300s", res.StatusCode, raw)
+	}
+	var v importJobView
+	for {
+		if err := b.api.Call(ctx, http.MethodGet, "/admin/api/v1/jobs/"+env.Data.ID, nil, &v); err != nil {
+			return nil, err
+		}
+		if v.Status != "running" && v.Status != "" {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+	run := &importRun{}
+	if v.Status != "completed" || v.Progress == nil {
+		return nil, fmt.Errorf("import job %s ended %s: %s", env.Data.ID, v.Status, v.Error)
+	}
+	run.completed, run.failed = v.Progress.Completed, v.Progress.Failed
+	probe := ""
+	for _, it := range v.Progress.Items {
+		if it.Reason != "" && len(run.reasons) < 3 {
+			run.reasons = append(run.reasons, it.Reason)
+		}
+		if it.VectorStatus == "completed" {
+			run.vectorized++
+			if probe == "" && len(it.Title) > 8 {
+				probe = it.Title
+			}
+		}
+	}
+	if e2e {
+		if probe == "" {
+			return nil, fmt.Errorf("import job %s: no document was vectorized", env.Data.ID)
+		}
+		if err := b.waitSearchable(ctx, siteID, probe); err != nil {
+			return nil, err
+		}
+	}
+	run.elapsed = time.Since(t0)
+	return run, nil
+}
+
+// waitSearchable retries a retrieval of the title until it finds chunks.
+func (b *bench) waitSearchable(ctx context.Context, siteID int64, query string) error {
+	deadline := time.Now().Add(2 * time.Minute)
+	for {
+		var out struct {
+			Chunks []json.RawMessage `json:"chunks"`
+		}
+		if err := b.api.Call(ctx, http.MethodPost, "/admin/api/v1/documents:retrieve", map[string]any{"site_id": siteID, "query": query, "top_k": 1}, &out); err != nil {
+			return err
+		}
+		if len(out.Chunks) > 0 {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("a retrieval of %q in site %d found nothing 2 minutes after the import", query, siteID)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// benchImport is part import (issue 13): import throughput of real and
+// generated files against converting the same files in this process.
+func (b *bench) benchImport(ctx context.Context) error {
+	sets, version, err := b.importSets(ctx)
+	if err != nil {
+		return err
+	}
+	conc := b.importConcurrency()
+	s := b.rep.section("I. Import (issue 13)", "Files", "files", "MB", "run", "time", "files/s", "MB/s", "vs loop")
+	for _, set := range sets {
+		n, mb := float64(len(set.files)), float64(set.bytes)/1e6
+		plain, plainFailed, err := convertLoop(ctx, set.files, 1)
+		if err != nil {
+			return fmt.Errorf("%s: plain loop: %w", set.name, err)
+		}
+		par, _, err := convertLoop(ctx, set.files, conc)
+		if err != nil {
+			return fmt.Errorf("%s: loop of %d: %w", set.name, conc, err)
+		}
+		ceiling := min(plain, par)
+		imp, err := b.importViaAPI(ctx, set, false)
+		if err != nil {
+			return fmt.Errorf("%s: %w", set.name, err)
+		}
+		e2e, err := b.importViaAPI(ctx, set, true)
+		if err != nil {
+			return fmt.Errorf("%s (end to end): %w", set.name, err)
+		}
+		logf("I: %s: %d files, %.1f MB: loop %s, loop×%d %s, import %s, until searchable %s", set.name, len(set.files), mb,
+			plain.Round(time.Millisecond), conc, par.Round(time.Millisecond), imp.elapsed.Round(time.Millisecond), e2e.elapsed.Round(time.Millisecond))
+		row := func(run string, d time.Duration) {
+			s.row(set.name, fmt.Sprint(len(set.files)), fmt.Sprintf("%.2f", mb), run, d.Round(time.Millisecond).String(),
+				fmt.Sprintf("%.1f", n/d.Seconds()), fmt.Sprintf("%.2f", mb/d.Seconds()), pct(ceiling.Seconds(), d.Seconds()))
+		}
+		row("plain loop, 1 goroutine", plain)
+		row(fmt.Sprintf("loop, %d goroutines", conc), par)
+		row("lore: documents:import → job completed", imp.elapsed)
+		row("lore: import + vectorize → searchable", e2e.elapsed)
+		if imp.failed > 0 || plainFailed > 0 {
+			s.note("%s: %d files failed in lore, %d in the loop (e.g. %s).", set.name, imp.failed, plainFailed, strings.Join(imp.reasons, "; "))
+		}
+		b.rep.check(check{part: "I", target: "import ≥ 60% of the in-process conversion loop: " + set.name,
+			figure:  fmt.Sprintf("%.1f files/s (%.2f MB/s)", n/imp.elapsed.Seconds(), mb/imp.elapsed.Seconds()),
+			ceiling: fmt.Sprintf("%.1f files/s (faster loop)", n/ceiling.Seconds()), ratio: pct(ceiling.Seconds(), imp.elapsed.Seconds()),
+			pass: ceiling.Seconds() >= 0.6*imp.elapsed.Seconds() && imp.failed == plainFailed})
+	}
+	s.note("Files: Debian package %s, usr/share/doc/nodejs/api: every *.md.gz (gunzipped) and *.html as shipped except all.html (the concatenation of the others); DOCX and PDF generated in the bench from each Markdown file (headings as Heading 1–3 styles / 20, 16, 13 pt bold, paragraphs; first %d characters of text each).", version, genDocChars)
+	s.note("Loops: the built-in registry's Convert on the bytes in memory, lore idle, with 1 goroutine and with %d (LORE_IMPORT_CONCURRENCY, the files lore converts at once); the target compares lore with the faster loop.", conc)
+	s.note("lore: one multipart POST /admin/api/v1/documents:import with every file of the row (upload, store, one activity per file, documents created as drafts, not vectorized); time from the request until GET /jobs/{id} reports completed (polled every 50 ms). Searchable: the same with publish=true, auto_vectorize=true, until the job completed (every document vectorized by the import workflow) and POST documents:retrieve for a document's title returned a chunk.")
+	return nil
+}
+
+// importConcurrency is the lore process's LORE_IMPORT_CONCURRENCY (its
+// default, 4, unless -lore-env sets it).
+func (b *bench) importConcurrency() int {
+	for _, kv := range b.o.loreEnv {
+		if v, ok := strings.CutPrefix(kv, "LORE_IMPORT_CONCURRENCY="); ok {
+			if n, err := strconv.Atoi(v); err == nil && n > 0 {
+				return n
+			}
+		}
+	}
+	return 4
+}
