@@ -18,7 +18,7 @@ import (
 // port or scheme): omitted or masked, it is 422.
 func TestDataSourceEndpointsRefuseInternalAddresses(t *testing.T) {
 	bucket := func(ep string, extra ...string) map[string]any {
-		cfg := map[string]any{"endpoint": ep, "bucket": "b", "access_key": "AKIA12345", "secret_key": "bucket-secret-123"}
+		cfg := map[string]any{"endpoint": ep, "bucket": "team-bucket", "access_key": "AKIA12345", "secret_key": "bucket-secret-123"}
 		for i := 0; i+1 < len(extra); i += 2 {
 			cfg[extra[i]] = extra[i+1]
 		}
@@ -49,7 +49,7 @@ func TestDataSourceEndpointsRefuseInternalAddresses(t *testing.T) {
 	// A stored bucket: its secret stays with its endpoint.
 	tid, _ := h.d.DB.EnsureDefaultTenant(context.Background())
 	ds := &models.DataSource{TenantID: tid, Name: "stored", Type: models.DataSourceS3,
-		Config: `{"endpoint":"s3.example.com","bucket":"b","access_key":"AKIA12345","secret_key":"bucket-secret-123"}`}
+		Config: `{"endpoint":"s3.example.com","bucket":"team-bucket","access_key":"AKIA12345","secret_key":"bucket-secret-123"}`}
 	if err := h.d.DB.SaveDataSource(context.Background(), ds); err != nil {
 		t.Fatal(err)
 	}

@@ -10,7 +10,7 @@ import (
 
 // TestPrivateSites (is_public=false), on both dialects: a private site is
 // not in the Client API's site list nor in client lists that span sites;
-// its detail, documents, tree and files answer 401 to anonymous readers
+// its detail, documents, tree, files and chat answer 401 to anonymous readers
 // and to staff of other sites, and 200 to the admin token of its own staff
 // (the platform admin, an editor assigned to it). A site behind a password
 // keeps its public detail (its sign-in page) and is out of the list too;
@@ -56,6 +56,18 @@ func TestPrivateSites(t *testing.T) {
 				}
 			}
 		}
+		// A file of the private site, and its chat.
+		var up FileUploadResult
+		h.upload("/files:upload", h.admin, []upPart{{"file", "private.txt", []byte("private")}},
+			map[string]string{"folder": "sites/" + itoa(priv.ID)}).into(t, &up)
+		download := clientPath + "/files/" + up.ObjectName + ":download"
+		h.must(401, "GET", download, nil, "")
+		h.must(401, "GET", download, nil, stranger)
+		h.must(200, "GET", download, nil, editor)
+		chat := map[string]any{"input": "hello", "user": "m", "filter": map[string]any{"site_id": priv.ID}}
+		if r := h.do("POST", clientPath+"/chat/responses", chat, ""); r.Status != 401 {
+			t.Errorf("chat on the private site: %d %s", r.Status, r.Raw)
+		}
 		h.must(200, "GET", clientPath+"/sites/"+itoa(locked.ID), nil, "")
 		for _, path := range reads(locked) {
 			h.must(401, "GET", path, nil, "")
@@ -66,7 +78,7 @@ func TestPrivateSites(t *testing.T) {
 		}
 
 		h.must(200, "PUT", fmt.Sprintf("%s/sites/%d", adminPath, priv.ID), map[string]any{"is_public": true}, h.admin)
-		for _, path := range append(reads(priv), clientPath+"/sites/"+itoa(priv.ID)) {
+		for _, path := range append(reads(priv), clientPath+"/sites/"+itoa(priv.ID), download) {
 			h.must(200, "GET", path, nil, "")
 		}
 		h.must(200, "GET", clientPath+"/sites?size=100", nil, "").into(t, &list)
