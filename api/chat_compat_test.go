@@ -19,7 +19,9 @@ func TestToolResultInTheReferenceShape(t *testing.T) {
 	site := kbSite(h, "Docs")
 	ctx := context.Background()
 	now := time.Now().UTC()
-	sess := &models.ChatSession{ThreadID: "auto-t1", TenantID: 1, SiteID: &site.ID, MemberID: "m1", CreatedAt: now, UpdatedAt: now}
+	sess := &models.ChatSession{ThreadID: "auto-t1", TenantID: 1, SiteID: &site.ID, MemberID: "m1", OwnerHash: chatSecretHash(csSecret),
+		CreatedAt: now, UpdatedAt: now}
+	csOwner(h) // the session's owner reads it
 	if _, err := h.d.DB.NewInsert().Model(sess).Exec(ctx); err != nil {
 		t.Fatal(err)
 	}

@@ -23,7 +23,7 @@ func storeTurn(t *testing.T, h *harness, siteID int64, thread, member, question,
 	ctx := context.Background()
 	sess, err := h.d.DB.ChatSessionByThread(ctx, thread)
 	if err != nil {
-		sess = &models.ChatSession{ThreadID: thread, TenantID: 1, SiteID: &siteID, MemberID: member, Title: question,
+		sess = &models.ChatSession{ThreadID: thread, TenantID: 1, SiteID: &siteID, MemberID: member, OwnerHash: chatSecretHash(csSecret), Title: question,
 			Source: "web_chat", CreatedAt: at, UpdatedAt: at}
 		if _, err := h.d.DB.NewInsert().Model(sess).Exec(ctx); err != nil {
 			t.Fatal(err)
@@ -64,6 +64,7 @@ func storeTurn(t *testing.T, h *harness, siteID int64, thread, member, question,
 // questions from answers that cited nothing.
 func TestAdminInsights(t *testing.T) {
 	eachDialect(t, func(t *testing.T, h *harness) {
+		csOwner(h) // the client that opened storeTurn's sessions rates them
 		site, other := kbSite(h, "Docs"), kbSite(h, "Other")
 		now := time.Now().UTC()
 		a1 := storeTurn(t, h, site.ID, "auto-aaa", "m1", "How do I install?", "Run make run [1].", true, now.Add(-2*time.Hour))
