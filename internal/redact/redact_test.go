@@ -37,3 +37,18 @@ func TestFailureShowsOnlyItsNotice(t *testing.T) {
 		t.Fatal("ids repeat")
 	}
 }
+
+// FuzzText: whatever surrounds them, a provider key and a URL password never
+// survive Text, and Text never panics.
+func FuzzText(f *testing.F) {
+	f.Add("Incorrect API key provided: ", " see https://")
+	f.Add(`{"error":"`, `"}`)
+	f.Add("", "")
+	f.Fuzz(func(t *testing.T, before, after string) {
+		const key = "sk-proj-9fQ2x7LmA4pZ8rT6wY3nB5kC"
+		out := Text(before + " " + key + " https://u:s3cretPassw0rd@h.example/x " + after)
+		if strings.Contains(out, key[8:]) || strings.Contains(out, "s3cretPassw0rd") {
+			t.Fatalf("survives: %q", out)
+		}
+	})
+}
