@@ -608,5 +608,6 @@ func slowChat(t *testing.T, dialect, siteName string) (*scriptedModel, *app, int
 		a.t.Fatal(err)
 	}
 	a.t.Cleanup(func() { res.Body.Close() })
+	a.keepCookie(res) // the thread's owner secret, for the readers that re-attach
 	return m, a, site, bufio.NewReader(res.Body)
 }
