@@ -11,6 +11,7 @@ package lexical
 import (
 	"context"
 	"math"
+	"sort"
 
 	"github.com/lorekb/lore/internal/analyze"
 	"github.com/lorekb/lore/internal/rerank"
@@ -78,12 +79,30 @@ func (r *Reranker) RerankFields(ctx context.Context, query string, docs []Doc, t
 	return rank(ScoreFields(query, docs, st), topN), nil
 }
 
+// RerankExpanded is RerankFields with the expansion terms exp (see
+// ScoreExpanded); st should hold their statistics too.
+func (r *Reranker) RerankExpanded(ctx context.Context, query string, docs []Doc, topN int, st *vector.KeywordStats, exp map[string]float64) ([]rerank.Result, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	return rank(ScoreExpanded(query, docs, st, exp), topN), nil
+}
+
 // ScoreFields returns the score of each doc for query: BM25 over the
 // weighted fields with idf and mean length from st (or from docs when st is
 // nil), plus PhraseBonus when the whole query occurs as a phrase and a
 // proximity bonus for each pair of adjacent query terms that is adjacent in
 // the doc too.
 func ScoreFields(query string, docs []Doc, st *vector.KeywordStats) []float64 {
+	return ScoreExpanded(query, docs, st, nil)
+}
+
+// ScoreExpanded is ScoreFields with expansion terms: each term of exp that
+// is not a query term adds its weight times its BM25 term score (idf from st
+// too, so st should hold the expansion terms' statistics). Expansion terms
+// earn no phrase or proximity bonus, and a doc matching none of the query's
+// own terms scores 0 whatever it shares with the expansion.
+func ScoreExpanded(query string, docs []Doc, st *vector.KeywordStats, exp map[string]float64) []float64 {
 	scores := make([]float64, len(docs))
 	qTerms := analyze.Terms(query)
 	if len(qTerms) == 0 || len(docs) == 0 {
@@ -103,16 +122,26 @@ func ScoreFields(query string, docs []Doc, st *vector.KeywordStats) []float64 {
 		bags[i] = b
 		totalLen += b.len
 	}
-	idf := make(map[string]float64, len(unique))
+	isQuery := make(map[string]bool, len(unique))
+	for _, q := range unique {
+		isQuery[q] = true
+	}
+	all := unique
+	for t := range exp {
+		if !isQuery[t] {
+			all = append(all[:len(all):len(all)], t)
+		}
+	}
+	idf := make(map[string]float64, len(all))
 	var n, avgLen float64
 	if st != nil && st.Docs > 0 {
 		n, avgLen = float64(st.Docs), st.AvgLen
-		for _, q := range unique {
+		for _, q := range all {
 			idf[q] = IDF(n, float64(st.DocFreq[q]))
 		}
 	} else {
 		n, avgLen = float64(len(docs)), float64(totalLen)/float64(len(docs))
-		for _, q := range unique {
+		for _, q := range all {
 			df := 0
 			for _, b := range bags {
 				if b.tf[q] > 0 {
@@ -138,6 +167,13 @@ func ScoreFields(query string, docs []Doc, st *vector.KeywordStats) []float64 {
 		if s == 0 {
 			continue
 		}
+		for t, w := range exp {
+			tf := float64(b.tf[t])
+			if tf == 0 || isQuery[t] {
+				continue
+			}
+			s += w * idf[t] * tf * (k1 + 1) / (tf + k1*(1-bm25b+bm25b*dl/avgLen))
+		}
 		if len(qTerms) >= 2 && containsSeq(b.text, qTerms) {
 			s += PhraseBonus
 		}
@@ -145,6 +181,56 @@ func ScoreFields(query string, docs []Doc, st *vector.KeywordStats) []float64 {
 		scores[i] = s
 	}
 	return scores
+}
+
+// FeedbackTerms returns up to n terms of the feedback docs fb (the best
+// candidates of a first pass, best first) that are not query terms, for
+// pseudo-relevance feedback (RM3-style query expansion): a term weighs the
+// sum over the docs of its share of the doc's terms, the doc's weight
+// falling with its rank, times idf(term) (from idf, the site's rarity),
+// so the words the top passages share and the site seldom uses come first.
+// Weights are scaled so the best term weighs 1.
+func FeedbackTerms(query string, fb []Doc, n int, idf func(string) float64) map[string]float64 {
+	isQuery := map[string]bool{}
+	for _, q := range analyze.Terms(query) {
+		isQuery[q] = true
+	}
+	rm := map[string]float64{}
+	for i, d := range fb {
+		tf, dl, _ := fieldBag(d)
+		if dl == 0 {
+			continue
+		}
+		for t, c := range tf {
+			if !isQuery[t] {
+				rm[t] += float64(c) / float64(dl) / float64(i+1)
+			}
+		}
+	}
+	type tw struct {
+		t string
+		w float64
+	}
+	var ranked []tw
+	for t, w := range rm {
+		if w *= idf(t); w > 0 {
+			ranked = append(ranked, tw{t, w})
+		}
+	}
+	sort.Slice(ranked, func(i, j int) bool {
+		if ranked[i].w != ranked[j].w {
+			return ranked[i].w > ranked[j].w
+		}
+		return ranked[i].t < ranked[j].t
+	})
+	if len(ranked) > n {
+		ranked = ranked[:n]
+	}
+	out := make(map[string]float64, len(ranked))
+	for _, r := range ranked {
+		out[r.t] = r.w / ranked[0].w
+	}
+	return out
 }
 
 // ProximityWeight scales the bonus for query terms that sit next to each
