@@ -14,6 +14,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 	"github.com/lorekb/lore/internal/chatevent"
 	"github.com/lorekb/lore/internal/db"
+	scrub "github.com/lorekb/lore/internal/redact"
 	"github.com/lorekb/lore/internal/telemetry"
 	"github.com/lorekb/lore/models"
 	"github.com/lorekb/lore/workflows"
@@ -168,7 +169,7 @@ func (s *Server) prepareChatTurn(ctx context.Context, t chatTurn) (*startedTurn,
 	}
 	_, modelName, err := s.d.ChatModel(ctx, t.Site.TenantID)
 	if err != nil {
-		return nil, BadRequest("chat model is not configured: %v", err)
+		return nil, BadRequest("chat model is not configured: %s", scrub.Text(err.Error())) // callers are often anonymous
 	}
 	s.guardTurn(&t) // the tenant's model; caller instructions bounded (chat_guard.go)
 	newThread := t.ThreadID == ""
