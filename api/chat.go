@@ -99,16 +99,19 @@ type chatTurn struct {
 	ThreadID string
 	// Existing: ThreadID came from a caller (previous_response_id) and must
 	// name a stored thread; no session is created under it.
-	Existing     bool
-	MemberID     string
-	OwnerHash    string // of the owner secret (chat_owner.go); "" for messenger turns
-	Source       string
-	Text         string
-	History      []db.HistoryMessage
-	Instructions string
-	Model        string
-	Temperature  *float64
-	Reply        *workflows.ReplyTarget
+	Existing  bool
+	MemberID  string
+	OwnerHash string // of the owner secret (chat_owner.go); "" for messenger turns
+	// OwnerMemberHash: of MemberID when strong (memberOwnerHash); "" for
+	// weak ones and messenger turns.
+	OwnerMemberHash string
+	Source          string
+	Text            string
+	History         []db.HistoryMessage
+	Instructions    string
+	Model           string
+	Temperature     *float64
+	Reply           *workflows.ReplyTarget
 }
 
 // startedTurn identifies a turn: stored, and running once launched.
@@ -184,7 +187,7 @@ func (s *Server) prepareChatTurn(ctx context.Context, t chatTurn) (*startedTurn,
 		s.awaitPreviousTurn(ctx, t.ThreadID)
 	}
 	ts, err := s.d.DB.StartTurn(ctx, db.BeginTurn{ThreadID: t.ThreadID, TenantID: t.Site.TenantID, SiteID: t.Site.ID,
-		MemberID: t.MemberID, OwnerHash: t.OwnerHash, Source: t.Source, UserText: t.Text, History: t.History, New: newThread, Existing: t.Existing})
+		MemberID: t.MemberID, OwnerHash: t.OwnerHash, OwnerMemberHash: t.OwnerMemberHash, Source: t.Source, UserText: t.Text, History: t.History, New: newThread, Existing: t.Existing})
 	if errors.Is(err, db.ErrNotOwner) {
 		return nil, Errf(http.StatusForbidden, "thread %s belongs to another member or site", t.ThreadID)
 	}
@@ -353,7 +356,7 @@ func (s *Server) chatResponses(c *fiber.Ctx) error {
 		hist = nil // an existing thread has its own history
 	}
 	turn := chatTurn{Site: site, Sites: sites, ThreadID: req.PreviousResponseID, Existing: req.PreviousResponseID != "", MemberID: req.User,
-		OwnerHash: owner.hash, Source: "web_chat", Text: text, History: hist, Instructions: req.Instructions, Model: req.Model, Temperature: req.Temperature}
+		OwnerHash: owner.hash, OwnerMemberHash: memberOwnerHash(req.User), Source: "web_chat", Text: text, History: hist, Instructions: req.Instructions, Model: req.Model, Temperature: req.Temperature}
 	if req.Stream {
 		// The turn is stored before the stream starts; the run is launched
 		// once response.created is out.

@@ -293,7 +293,7 @@ func (s *Server) completions(c *fiber.Ctx, site *models.Site, req ChatCompletion
 	if err != nil {
 		return err
 	}
-	turn := chatTurn{Site: site, MemberID: req.User, OwnerHash: owner.hash, Source: source, Text: text,
+	turn := chatTurn{Site: site, MemberID: req.User, OwnerHash: owner.hash, OwnerMemberHash: memberOwnerHash(req.User), Source: source, Text: text,
 		History: hist, Instructions: strings.Join(instructions, "\n\n"), Model: req.Model, Temperature: req.Temperature}
 	if !req.Stream {
 		st, err := s.startChatTurn(c.UserContext(), turn)

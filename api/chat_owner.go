@@ -12,10 +12,8 @@ import (
 	"github.com/lorekb/lore/models"
 )
 
-// Chat privacy. A member id is a name anyone may learn (the reference's
-// client keeps a visitor id in localStorage and sends it in the clear), so
-// it grants nothing by itself. A session opened through the client API
-// belongs to an owner secret: the first chat request without one gets a new
+// Chat privacy. A session opened through the client API belongs to an owner
+// secret and, when the request's member id is strong, to that member id too: the first chat request without one gets a new
 // secret, returned once, in the X-Lore-Session-Secret response header and in
 // the lore_chat_secret cookie (HttpOnly). Every later request that carries
 // it (header, else cookie) opens its sessions under it, and only a request
@@ -23,6 +21,17 @@ import (
 // results), rate or delete them; to anyone else they do not exist (404).
 // The database keeps only the secret's SHA-256. Messenger sessions have no
 // owner secret, so the client API never shows them.
+//
+// A strong member id (strongMemberID: an unguessable per-visitor id such as
+// the reference client's getVisitorId(), "v_" and 16 random hex digits kept
+// in localStorage and sent as member_id / user on every chat call) is a
+// bearer credential like the secret: a session opened with one also keeps
+// its hash (chat_sessions.owner_member_hash), and a request naming that
+// member id continues, re-attaches to, lists, reads, rates and deletes it
+// without the secret. This is what serves the reference client cross-origin,
+// where it sends no cookie and reads no custom header. A weak member id
+// ("alice", "anonymous", short or odd characters) grants nothing: the secret
+// is needed as before.
 //
 // A browser needs no code for this: the cookie comes with the first answer
 // and goes back on every request to the same origin (the reference's client
@@ -45,7 +54,8 @@ const (
 const chatSecretGivenDoc = "A request without an owner secret gets one with the answer that opened its session: the " +
 	chatSecretHeader + " response header and the " + chatSecretCookie + " cookie (HttpOnly). Send it back (the header, " +
 	"or the cookie, which a browser does by itself on the same origin) to continue the thread and to read, rate or " +
-	"delete its sessions; previous_response_id of another owner's thread is 403."
+	"delete its sessions; previous_response_id of another owner's thread is 403. A strong member id (user: " + strongMemberDoc +
+	") owns the sessions it opens as the secret does."
 
 // chatOwner is the owner secret of a chat request.
 type chatOwner struct {
@@ -136,15 +146,56 @@ func (s *Server) credentialedCrossOrigin(c *fiber.Ctx) bool {
 	return creds
 }
 
-// ownsChatSession: the request carries the session's owner secret. Sessions
-// without one (messenger sessions, sessions stored before owner secrets)
+// ownsChatSession: the request carries the session's owner secret, or
+// names (member) the strong member id the session was opened with. Sessions
+// with neither (messenger sessions, sessions stored before owner secrets)
 // are never owned through the client API.
-func ownsChatSession(c *fiber.Ctx, sess *models.ChatSession) (bool, error) {
+func ownsChatSession(c *fiber.Ctx, sess *models.ChatSession, member string) (bool, error) {
 	secret, err := callerChatSecret(c)
-	if err != nil || secret == "" || sess.OwnerHash == "" {
+	if err != nil {
 		return false, err
 	}
-	return subtle.ConstantTimeCompare([]byte(chatSecretHash(secret)), []byte(sess.OwnerHash)) == 1, nil
+	if secret != "" && sess.OwnerHash != "" &&
+		subtle.ConstantTimeCompare([]byte(chatSecretHash(secret)), []byte(sess.OwnerHash)) == 1 {
+		return true, nil
+	}
+	return ownsAsMember(member, sess), nil
+}
+
+// strongMemberID: a member id that may stand as an owner credential: 18 to
+// 64 characters of [A-Za-z0-9_-] (16 random characters after a short prefix
+// such as the reference's "v_"), at least 6 of them distinct (no
+// "aaaaaaaaaaaaaaaaaa"; 16 random hex digits have fewer with odds of about
+// 1e-9), and not containing "anonymous".
+func strongMemberID(m string) bool {
+	if len(m) < 18 || len(m) > 64 {
+		return false
+	}
+	seen := map[byte]bool{}
+	for i := 0; i < len(m); i++ {
+		ch := m[i]
+		if !(ch >= 'a' && ch <= 'z' || ch >= 'A' && ch <= 'Z' || ch >= '0' && ch <= '9' || ch == '-' || ch == '_') {
+			return false
+		}
+		seen[ch] = true
+	}
+	return len(seen) >= 6 && !strings.Contains(strings.ToLower(m), "anonymous")
+}
+
+// memberOwnerHash is the owner hash of a strong member id ("" for a weak
+// one); domain-separated from the secrets' hashes.
+func memberOwnerHash(member string) string {
+	if !strongMemberID(member) {
+		return ""
+	}
+	return chatSecretHash("member:" + member)
+}
+
+// ownsAsMember: member is strong and is the member id the session was
+// opened with.
+func ownsAsMember(member string, sess *models.ChatSession) bool {
+	h := memberOwnerHash(member)
+	return h != "" && sess.OwnerMemberHash != "" && subtle.ConstantTimeCompare([]byte(h), []byte(sess.OwnerMemberHash)) == 1
 }
 
 // callerOwnerHash is the hash of the request's owner secret ("" without one).

@@ -32,6 +32,19 @@ func coThread(h *harness, thread, member, secret string, site int64, source stri
 	}
 }
 
+// coList is the comma-separated thread ids GET /chat/sessions?member_id=
+// lists with the given headers.
+func coList(t *testing.T, h *harness, member string, hdr ...string) string {
+	t.Helper()
+	var l ChatSessionList
+	h.must(200, "GET", chatPath+"/sessions?member_id="+member, nil, "", hdr...).into(t, &l)
+	var ids []string
+	for _, s := range l.Items {
+		ids = append(ids, s.ThreadID)
+	}
+	return strings.Join(ids, ",")
+}
+
 // TestChatSessionsBelongToTheirOwnerSecret: a member id grants nothing by
 // itself (issue 16.7). Only the owner secret a session was opened under
 // (header or cookie) reads, lists, rates or deletes it; messenger sessions
@@ -93,16 +106,7 @@ func TestChatSessionsBelongToTheirOwnerSecret(t *testing.T) {
 			}
 		}
 		// Lists show the caller's own sessions only.
-		list := func(member string, who []string) string {
-			t.Helper()
-			var l ChatSessionList
-			h.must(200, "GET", chatPath+"/sessions?member_id="+member, nil, "", who...).into(t, &l)
-			var ids []string
-			for _, s := range l.Items {
-				ids = append(ids, s.ThreadID)
-			}
-			return strings.Join(ids, ",")
-		}
+		list := func(member string, who []string) string { t.Helper(); return coList(t, h, member, who...) }
 		for _, c := range []struct {
 			member string
 			who    []string

@@ -136,7 +136,7 @@ func (s *Server) chatSessionRoutes() []Route {
 	return []Route{
 		{Surface: Client, Method: http.MethodGet, Path: "/chat/sessions", Tag: "chat", Perm: Public,
 			Summary:     "List a member's chat sessions, most recently updated first",
-			Description: "Only sessions opened under the caller's owner secret (" + chatSecretDoc + "); without one the list is empty. Without site_id, sessions of sites that need an access password are left out.",
+			Description: "Only sessions opened under the caller's owner secret (" + chatSecretDoc + ") or with member_id when it is a strong member id (" + strongMemberDoc + "); without either the list is empty. Without site_id, sessions of sites that need an access password are left out.",
 			Query:       ChatSessionListQuery{}, Response: ChatSessionList{}, Handler: s.listChatSessions},
 		{Surface: Client, Method: http.MethodGet, Path: "/chat/sessions/{thread_id}", Tag: "chat", Perm: Public,
 			Summary: "Get a chat session's metadata", Description: chatOwnedDoc, Query: ChatSessionQuery{}, Response: ChatSessionResponse{},
@@ -152,8 +152,8 @@ func (s *Server) chatSessionRoutes() []Route {
 			Description: "Deletes the session with its messages, tool results, feedback and stored conversation memory. " + chatOwnedDoc,
 			Query:       ChatDeleteQuery{}, Response: ChatSessionDeleted{}, Handler: s.deleteChatSession},
 		{Surface: Client, Method: http.MethodDelete, Path: "/chat/sessions", Tag: "chat", Perm: Public,
-			Summary:     "Delete every session of a member opened under the caller's owner secret",
-			Description: "Sessions of other owner secrets are kept (without a secret nothing is deleted); a site that needs an access password needs its token (X-Site-Access-Token) as every chat route does.",
+			Summary:     "Delete every session of a member opened under the caller's owner secret or strong member id",
+			Description: "Sessions of other owner secrets are kept (without a secret or a strong member_id nothing is deleted); a site that needs an access password needs its token (X-Site-Access-Token) as every chat route does.",
 			Query:       ChatDeleteQuery{}, Response: ChatSessionsDeleted{},
 			Handler: s.deleteMemberChatSessions},
 		{Surface: Client, Method: http.MethodPost, Path: "/chat/feedback", Tag: "chat", Perm: Public,
@@ -168,7 +168,9 @@ func (s *Server) chatSessionRoutes() []Route {
 // (see chat_owner.go).
 const (
 	chatSecretDoc = "the " + chatSecretHeader + " header, or the " + chatSecretCookie + " cookie, that the first chat answer returned"
-	chatOwnedDoc  = "Needs the session's owner secret (" + chatSecretDoc + "); other sessions, messenger ones included, are 404."
+	chatOwnedDoc  = "Needs the session's owner secret (" + chatSecretDoc + "), or member_id naming the strong member id the session was opened with (" + strongMemberDoc + "); other sessions, messenger ones included, are 404."
+	// strongMemberDoc states strongMemberID's rule.
+	strongMemberDoc = "an unguessable visitor id: 18 to 64 characters of letters, digits, '-' and '_', at least 6 of them distinct, not containing 'anonymous', such as the reference client's v_ and 16 random hex digits"
 )
 
 func (s *Server) listChatSessions(c *fiber.Ctx) error {
@@ -183,6 +185,7 @@ func (s *Server) listChatSessions(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
+	memberOwner := memberOwnerHash(q.MemberID)
 	tenant, err := s.clientTenant(c.UserContext(), q.ClientTenantQuery)
 	if err != nil {
 		return err
@@ -191,7 +194,7 @@ func (s *Server) listChatSessions(c *fiber.Ctx) error {
 	if tenant.none { // an unknown tenant slug: nothing to list
 		return ok(c, empty)
 	}
-	f := db.ChatSessionFilter{MemberID: q.MemberID, OwnerHash: owner, TenantID: tenant.id, Keyword: q.Keyword,
+	f := db.ChatSessionFilter{MemberID: q.MemberID, OwnerHash: owner, OwnerMemberHash: memberOwner, TenantID: tenant.id, Keyword: q.Keyword,
 		Limit: q.Limit(), Offset: q.Offset()}
 	if q.SiteID > 0 {
 		if _, err := s.clientSite(c, q.SiteID); err != nil {
@@ -201,7 +204,7 @@ func (s *Server) listChatSessions(c *fiber.Ctx) error {
 	} else {
 		f.NoPasswordSites = true
 	}
-	if owner == "" { // no owner secret: no sessions (after the site's access is checked)
+	if owner == "" && memberOwner == "" { // no owner secret nor strong member id: no sessions (after the site's access is checked)
 		return ok(c, empty)
 	}
 	rows, total, err := s.d.DB.ListChatSessions(c.UserContext(), f)
@@ -223,7 +226,7 @@ func (s *Server) listChatSessions(c *fiber.Ctx) error {
 // caller's: see ownedChatSession), checks the optional member and site (403
 // on mismatch) and, when the session has a site, the client's access to it.
 func (s *Server) loadChatSession(c *fiber.Ctx, memberID string, siteID int64) (*models.ChatSession, error) {
-	sess, err := s.ownedChatSession(c, param(c, "thread_id"))
+	sess, err := s.ownedChatSession(c, param(c, "thread_id"), memberID)
 	if err != nil {
 		return nil, err
 	}
@@ -241,9 +244,10 @@ func (s *Server) loadChatSession(c *fiber.Ctx, memberID string, siteID int64) (*
 	return sess, nil
 }
 
-// ownedChatSession reads a session the caller owns (its owner secret):
+// ownedChatSession reads a session the caller owns (its owner secret, or
+// member when that is the strong member id the session was opened with):
 // absent and not owned are the same 404.
-func (s *Server) ownedChatSession(c *fiber.Ctx, threadID string) (*models.ChatSession, error) {
+func (s *Server) ownedChatSession(c *fiber.Ctx, threadID, member string) (*models.ChatSession, error) {
 	sess, err := s.d.DB.ChatSessionByThread(c.UserContext(), threadID)
 	if errors.Is(err, db.ErrNotFound) {
 		return nil, NotFound("chat session")
@@ -251,7 +255,7 @@ func (s *Server) ownedChatSession(c *fiber.Ctx, threadID string) (*models.ChatSe
 	if err != nil {
 		return nil, err
 	}
-	owns, err := ownsChatSession(c, sess)
+	owns, err := ownsChatSession(c, sess, member)
 	if err != nil {
 		return nil, err
 	}
@@ -368,7 +372,7 @@ func (s *Server) deleteChatSession(c *fiber.Ctx) error {
 	}
 	ctx := c.UserContext()
 	threadID := param(c, "thread_id")
-	sess, err := s.ownedChatSession(c, threadID)
+	sess, err := s.ownedChatSession(c, threadID, q.MemberID)
 	if err != nil {
 		return err
 	}
@@ -411,12 +415,13 @@ func (s *Server) deleteMemberChatSessions(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	if owner == "" {
+	memberOwner := memberOwnerHash(q.MemberID)
+	if owner == "" && memberOwner == "" {
 		return ok(c, ChatSessionsDeleted{Message: "Sessions deleted", Deleted: 0})
 	}
 	// As the list: one site needs its access; without a site, sessions of
 	// sites that need a password are kept.
-	f := db.ChatSessionFilter{MemberID: q.MemberID, OwnerHash: owner, SiteID: q.SiteID, NoPasswordSites: q.SiteID == 0}
+	f := db.ChatSessionFilter{MemberID: q.MemberID, OwnerHash: owner, OwnerMemberHash: memberOwner, SiteID: q.SiteID, NoPasswordSites: q.SiteID == 0}
 	if q.SiteID > 0 {
 		if _, err := s.clientSite(c, q.SiteID); err != nil {
 			return err
@@ -463,7 +468,7 @@ func (s *Server) resolveFeedbackMessage(c *fiber.Ctx, threadID string, seq int, 
 			sess, err := s.d.DB.ChatSessionByThread(ctx, threadID)
 			switch {
 			case err == nil:
-				if owns, err := ownsChatSession(c, sess); err != nil || !owns {
+				if owns, err := ownsChatSession(c, sess, memberID); err != nil || !owns {
 					if err == nil {
 						err = NotFound("chat session")
 					}

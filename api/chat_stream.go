@@ -37,7 +37,7 @@ func (s *Server) attach(c *fiber.Ctx, threadID, memberID, lastEventID string) er
 		}
 		after = n
 	}
-	sess, err := s.ownedChatSession(c, threadID)
+	sess, err := s.ownedChatSession(c, threadID, memberID)
 	if err != nil {
 		return err
 	}

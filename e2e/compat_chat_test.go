@@ -74,13 +74,20 @@ type clientToolCall struct {
 // "⚠️ <msg>" bubble, as is a response.error event.
 func clientSend(t *testing.T, base string, body map[string]any, headers ...string) clientMessage {
 	t.Helper()
+	return clientSendWith(t, clientBrowser, base, body, headers...)
+}
+
+// clientSendWith is clientSend through the given HTTP client (one without a
+// cookie jar is the reference client served from another origin).
+func clientSendWith(t *testing.T, hc *http.Client, base string, body map[string]any, headers ...string) clientMessage {
+	t.Helper()
 	b, _ := json.Marshal(body)
 	req, _ := http.NewRequest("POST", base+"/v1/chat/responses", bytes.NewReader(b))
 	req.Header.Set("Content-Type", "application/json")
 	for i := 0; i+1 < len(headers); i += 2 {
 		req.Header.Set(headers[i], headers[i+1])
 	}
-	res, err := clientBrowser.Do(req)
+	res, err := hc.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}

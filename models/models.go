@@ -180,7 +180,11 @@ type ChatSession struct {
 	// OwnerHash is the SHA-256 (hex) of the owner secret of a session opened
 	// through the client API ('' for messenger sessions): reads and deletes
 	// through the client API need the secret.
-	OwnerHash       string    `bun:"owner_hash,notnull,default:''" json:"-"`
+	OwnerHash string `bun:"owner_hash,notnull,default:''" json:"-"`
+	// OwnerMemberHash is the hash of the strong member id (an unguessable
+	// visitor id) a client API session was opened with ('' otherwise): that
+	// member id owns the session as the secret does.
+	OwnerMemberHash string    `bun:"owner_member_hash,notnull,default:''" json:"-"`
 	Title           string    `bun:"title,notnull,default:''" json:"title"`
 	Source          string    `bun:"source,notnull,default:'web_chat'" json:"source"`
 	LastMessage     string    `bun:"last_message,notnull,default:''" json:"last_message"`

@@ -11,12 +11,13 @@ import (
 // ChatSessionFilter is the client query of a member's chat sessions.
 type ChatSessionFilter struct {
 	MemberID string // required by the API; matched exactly
-	// OwnerHash, when set, keeps the sessions of that owner secret only
-	// (the client API always sets it).
-	OwnerHash string
-	SiteID    int64  // 0: any site
-	TenantID  int64  // 0: any tenant
-	Keyword   string // case-insensitive substring of title or last_message
+	// OwnerHash and OwnerMemberHash, when either is set, keep the sessions
+	// of that owner secret or of that strong member id (the client API
+	// always sets one).
+	OwnerHash, OwnerMemberHash string
+	SiteID                     int64  // 0: any site
+	TenantID                   int64  // 0: any tenant
+	Keyword                    string // case-insensitive substring of title or last_message
 	// NoPasswordSites drops sessions of sites that need an access password
 	// or are private (is_public=false): lists not scoped to one site, and so
 	// without its access token.
@@ -47,8 +48,13 @@ func (d *DB) ListChatSessions(ctx context.Context, f ChatSessionFilter) ([]model
 // sessionScope narrows a query of chat sessions to the filter's owner, site,
 // tenant and unlocked sites (the member is matched by the caller).
 func sessionScope(d *DB, q bun.QueryBuilder, f ChatSessionFilter) bun.QueryBuilder {
-	if f.OwnerHash != "" {
+	switch {
+	case f.OwnerHash != "" && f.OwnerMemberHash != "":
+		q = q.Where("(owner_hash = ? OR owner_member_hash = ?)", f.OwnerHash, f.OwnerMemberHash)
+	case f.OwnerHash != "":
 		q = q.Where("owner_hash = ?", f.OwnerHash)
+	case f.OwnerMemberHash != "":
+		q = q.Where("owner_member_hash = ?", f.OwnerMemberHash)
 	}
 	if f.SiteID > 0 {
 		q = q.Where("site_id = ?", f.SiteID)

@@ -26,10 +26,14 @@ type BeginTurn struct {
 	// OwnerHash is the owner secret's hash of a client API turn ('' for
 	// messenger turns): a new session keeps it, an existing one must have it.
 	OwnerHash string
-	Source    string
-	UserText  string
-	History   []HistoryMessage // earlier messages to seed a new thread with (chat-completions callers)
-	New       bool             // the thread id was just generated: no session to look up
+	// OwnerMemberHash is the strong member id's hash of a client API turn
+	// ('' for a weak or no member id, and for messenger turns): a new
+	// session keeps it, and it continues an existing session that has it.
+	OwnerMemberHash string
+	Source          string
+	UserText        string
+	History         []HistoryMessage // earlier messages to seed a new thread with (chat-completions callers)
+	New             bool             // the thread id was just generated: no session to look up
 	// Existing: the caller named a thread it must have created before (the
 	// client API's previous_response_id): no session is created under a
 	// caller-chosen id; an unknown one is ErrNotFound.
@@ -67,7 +71,8 @@ func (d *DB) StartTurn(ctx context.Context, in BeginTurn) (*TurnStart, error) {
 			case err != nil:
 				return err
 			default:
-				if s.MemberID != in.MemberID || s.OwnerHash != in.OwnerHash || s.TenantID != in.TenantID || !sameSite(s.SiteID, in.SiteID) {
+				owner := s.OwnerHash == in.OwnerHash || in.OwnerMemberHash != "" && s.OwnerMemberHash == in.OwnerMemberHash
+				if s.MemberID != in.MemberID || !owner || s.TenantID != in.TenantID || !sameSite(s.SiteID, in.SiteID) {
 					return ErrNotOwner
 				}
 				exists = true
@@ -79,7 +84,7 @@ func (d *DB) StartTurn(ctx context.Context, in BeginTurn) (*TurnStart, error) {
 				siteID = &in.SiteID
 			}
 			s = &models.ChatSession{ThreadID: in.ThreadID, TenantID: in.TenantID, SiteID: siteID, MemberID: in.MemberID,
-				OwnerHash: in.OwnerHash, Title: truncRunes(in.UserText, 50), Source: in.Source, CreatedAt: now}
+				OwnerHash: in.OwnerHash, OwnerMemberHash: in.OwnerMemberHash, Title: truncRunes(in.UserText, 50), Source: in.Source, CreatedAt: now}
 			if s.Title == "" {
 				s.Title = "New conversation"
 			}
