@@ -3,6 +3,7 @@
 package chaos
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"math/rand/v2"
@@ -375,6 +376,11 @@ func probeRoutes(s *stack, site, doc int64) []probe {
 			out = append(out, probe{route, false, "transport error: " + err.Error()})
 		case r.Status == 503 && r.Envelope && r.Code == 503:
 			out = append(out, probe{route, true, fmt.Sprintf("503 %q", r.Msg)})
+		case strings.HasSuffix(route, "(stream)") && r.Status == 200 && r.ErrorStatus == "503" &&
+			bytes.Contains(r.Raw, []byte(`"type":"response.error"`)) && bytes.Contains(r.Raw, []byte("data: [DONE]")):
+			// A stream's setup error is HTTP 200 with a response.error event
+			// and [DONE], as the reference answers; the header keeps the 503.
+			out = append(out, probe{route, true, "200 response.error + [DONE], X-Lore-Error-Status 503"})
 		default:
 			out = append(out, probe{route, false, fmt.Sprintf("%d %s", r.Status, clip(string(r.Raw), 240))})
 		}

@@ -215,6 +215,9 @@ type reply struct {
 	Code     int
 	Msg      string
 	Data     json.RawMessage
+	// ErrorStatus is X-Lore-Error-Status: the status a stream's setup error
+	// would have had without a stream (the stream itself answers 200).
+	ErrorStatus string
 }
 
 func (s *stack) do(method, path string, body any, token string) (*reply, error) {
@@ -240,7 +243,9 @@ func (s *stack) do(method, path string, body any, token string) (*reply, error) 
 	if err != nil {
 		return nil, err
 	}
-	return parseReply(res.StatusCode, raw), nil
+	r := parseReply(res.StatusCode, raw)
+	r.ErrorStatus = res.Header.Get("X-Lore-Error-Status")
+	return r, nil
 }
 
 func parseReply(status int, raw []byte) *reply {
