@@ -1,6 +1,7 @@
 package processor
 
 import (
+	"bytes"
 	"context"
 	"encoding/base64"
 	"encoding/json"
@@ -8,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"mime"
+	"mime/multipart"
 	"net/http"
 	"regexp"
 	"strconv"
@@ -23,16 +25,59 @@ type Client struct {
 	Cfg  Config
 	HC   *http.Client
 	Poll time.Duration // between status polls of an asynchronous task
+
+	authHeader, authPrefix string // how the API key is sent
 }
 
 // NewClient builds a driver's client; the poll interval is config
-// poll_interval_ms, default one second.
-func NewClient(c Config, hc *http.Client) Client {
+// poll_interval_ms, default one second. The API key goes in the header
+// authHeader as authPrefix+key ("Authorization", "Bearer ").
+func NewClient(c Config, hc *http.Client, authHeader, authPrefix string) Client {
 	poll := time.Second
 	if v, ok := c.Config["poll_interval_ms"].(float64); ok && v >= 10 {
 		poll = time.Duration(v) * time.Millisecond
 	}
-	return Client{Cfg: c, HC: hc, Poll: poll}
+	return Client{Cfg: c, HC: hc, Poll: poll, authHeader: authHeader, authPrefix: authPrefix}
+}
+
+// Request builds a request for path with the driver's API key and, when
+// contentType is set, that Content-Type (body may be nil).
+func (c Client) Request(ctx context.Context, method, path string, body []byte, contentType string) (*http.Request, error) {
+	r, err := http.NewRequestWithContext(ctx, method, c.URL(path), bytes.NewReader(body))
+	if err != nil {
+		return nil, err
+	}
+	if contentType != "" {
+		r.Header.Set("Content-Type", contentType)
+	}
+	if c.Cfg.APIKey != "" {
+		r.Header.Set(c.authHeader, c.authPrefix+c.Cfg.APIKey)
+	}
+	return r, nil
+}
+
+// Get sends a GET for path and decodes its JSON answer into out.
+func (c Client) Get(ctx context.Context, path string, out any) error {
+	r, err := c.Request(ctx, http.MethodGet, path, nil, "")
+	if err != nil {
+		return err
+	}
+	_, err = c.Do(r, out)
+	return err
+}
+
+// FileForm is a multipart form of the fields and one file part "files",
+// with its Content-Type.
+func FileForm(fields map[string]string, in convert.Input) ([]byte, string) {
+	var body bytes.Buffer
+	mw := multipart.NewWriter(&body)
+	for k, v := range fields {
+		_ = mw.WriteField(k, v)
+	}
+	fw, _ := mw.CreateFormFile("files", in.Name)
+	_, _ = fw.Write(in.Data)
+	_ = mw.Close()
+	return body.Bytes(), mw.FormDataContentType()
 }
 
 // URL is the base URL joined with a path.

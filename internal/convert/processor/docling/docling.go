@@ -5,9 +5,7 @@
 package docling
 
 import (
-	"bytes"
 	"context"
-	"mime/multipart"
 	"net/http"
 	"strconv"
 
@@ -17,7 +15,7 @@ import (
 
 func init() {
 	processor.Drivers[processor.Docling] = func(c processor.Config, hc *http.Client) processor.Remote {
-		return &Driver{processor.NewClient(c, hc)}
+		return &Driver{processor.NewClient(c, hc, "X-Api-Key", "")}
 	}
 }
 
@@ -32,41 +30,15 @@ func (d *Driver) Formats() []string {
 	return []string{"pdf", "docx", "pptx", "xlsx", "html", "htm", "md", "csv", "png", "jpg", "jpeg"}
 }
 
-func (d *Driver) req(ctx context.Context, method, path string, body *bytes.Buffer, ct string) (*http.Request, error) {
-	var r *http.Request
-	var err error
-	if body != nil {
-		r, err = http.NewRequestWithContext(ctx, method, d.URL(path), body)
-	} else {
-		r, err = http.NewRequestWithContext(ctx, method, d.URL(path), nil)
-	}
-	if err != nil {
-		return nil, err
-	}
-	if ct != "" {
-		r.Header.Set("Content-Type", ct)
-	}
-	if d.Cfg.APIKey != "" {
-		r.Header.Set("X-Api-Key", d.Cfg.APIKey)
-	}
-	return r, nil
-}
-
 // Health implements processor.Remote: GET /health, version from /version.
 func (d *Driver) Health(ctx context.Context) (string, error) {
-	r, err := d.req(ctx, http.MethodGet, "/health", nil, "")
-	if err != nil {
-		return "", err
-	}
-	if _, err := d.Do(r, nil); err != nil {
+	if err := d.Get(ctx, "/health", nil); err != nil {
 		return "", err
 	}
 	var v map[string]any
-	if r, err = d.req(ctx, http.MethodGet, "/version", nil, ""); err == nil {
-		if _, err := d.Do(r, &v); err == nil {
-			if s, ok := v["docling-serve"].(string); ok {
-				return s, nil
-			}
+	if err := d.Get(ctx, "/version", &v); err == nil {
+		if s, ok := v["docling-serve"].(string); ok {
+			return s, nil
 		}
 	}
 	return "", nil
@@ -74,22 +46,15 @@ func (d *Driver) Health(ctx context.Context) (string, error) {
 
 // Convert implements convert.Converter.
 func (d *Driver) Convert(ctx context.Context, in convert.Input) (*convert.Result, error) {
-	var body bytes.Buffer
-	mw := multipart.NewWriter(&body)
 	images := processor.Opt(in, "extract_images", true)
 	mode := "placeholder"
 	if images {
 		mode = "embedded"
 	}
-	for k, v := range map[string]string{"to_formats": "md", "image_export_mode": mode,
+	body, ct := processor.FileForm(map[string]string{"to_formats": "md", "image_export_mode": mode,
 		"do_ocr":             strconv.FormatBool(processor.Opt(in, "ocr_enabled", false)),
-		"do_table_structure": strconv.FormatBool(processor.Opt(in, "extract_tables", true)), "abort_on_error": "false"} {
-		_ = mw.WriteField(k, v)
-	}
-	fw, _ := mw.CreateFormFile("files", in.Name)
-	_, _ = fw.Write(in.Data)
-	_ = mw.Close()
-	r, err := d.req(ctx, http.MethodPost, "/v1/convert/file/async", &body, mw.FormDataContentType())
+		"do_table_structure": strconv.FormatBool(processor.Opt(in, "extract_tables", true)), "abort_on_error": "false"}, in)
+	r, err := d.Request(ctx, http.MethodPost, "/v1/convert/file/async", body, ct)
 	if err != nil {
 		return nil, err
 	}
@@ -103,14 +68,10 @@ func (d *Driver) Convert(ctx context.Context, in convert.Input) (*convert.Result
 		return nil, d.Failed("no task_id in the answer")
 	}
 	err = d.Wait(ctx, func() (bool, error) {
-		r, err := d.req(ctx, http.MethodGet, "/v1/status/poll/"+task.TaskID, nil, "")
-		if err != nil {
-			return false, err
-		}
 		var st struct {
 			Status string `json:"task_status"`
 		}
-		if _, err := d.Do(r, &st); err != nil {
+		if err := d.Get(ctx, "/v1/status/poll/"+task.TaskID, &st); err != nil {
 			return false, err
 		}
 		switch st.Status {
@@ -124,17 +85,13 @@ func (d *Driver) Convert(ctx context.Context, in convert.Input) (*convert.Result
 	if err != nil {
 		return nil, err
 	}
-	r, err = d.req(ctx, http.MethodGet, "/v1/result/"+task.TaskID, nil, "")
-	if err != nil {
-		return nil, err
-	}
 	var res struct {
 		Document struct {
 			MD string `json:"md_content"`
 		} `json:"document"`
 		Status string `json:"status"`
 	}
-	if _, err := d.Do(r, &res); err != nil {
+	if err := d.Get(ctx, "/v1/result/"+task.TaskID, &res); err != nil {
 		return nil, err
 	}
 	if res.Document.MD == "" {

@@ -5,9 +5,7 @@
 package mineru
 
 import (
-	"bytes"
 	"context"
-	"mime/multipart"
 	"net/http"
 	"strconv"
 
@@ -17,7 +15,7 @@ import (
 
 func init() {
 	processor.Drivers[processor.MinerU] = func(c processor.Config, hc *http.Client) processor.Remote {
-		return &Driver{processor.NewClient(c, hc)}
+		return &Driver{processor.NewClient(c, hc, "Authorization", "Bearer ")}
 	}
 }
 
@@ -30,25 +28,13 @@ func (d *Driver) Name() string { return "mineru" }
 // Formats implements convert.Converter.
 func (d *Driver) Formats() []string { return []string{"pdf", "docx", "pptx", "png", "jpg", "jpeg"} }
 
-func (d *Driver) get(ctx context.Context, path string, out any) error {
-	r, err := http.NewRequestWithContext(ctx, http.MethodGet, d.URL(path), nil)
-	if err != nil {
-		return err
-	}
-	if d.Cfg.APIKey != "" {
-		r.Header.Set("Authorization", "Bearer "+d.Cfg.APIKey)
-	}
-	_, err = d.Do(r, out)
-	return err
-}
-
 // Health implements processor.Remote: GET /health must say healthy.
 func (d *Driver) Health(ctx context.Context) (string, error) {
 	var h struct {
 		Status  string `json:"status"`
 		Version string `json:"version"`
 	}
-	if err := d.get(ctx, "/health", &h); err != nil {
+	if err := d.Get(ctx, "/health", &h); err != nil {
 		return "", err
 	}
 	if h.Status != "healthy" {
@@ -59,27 +45,16 @@ func (d *Driver) Health(ctx context.Context) (string, error) {
 
 // Convert implements convert.Converter.
 func (d *Driver) Convert(ctx context.Context, in convert.Input) (*convert.Result, error) {
-	var body bytes.Buffer
-	mw := multipart.NewWriter(&body)
 	method := "auto"
 	if processor.Opt(in, "ocr_enabled", false) {
 		method = "ocr"
 	}
 	images := processor.Opt(in, "extract_images", true)
-	for k, v := range map[string]string{"parse_method": method, "return_md": "true", "return_images": strconv.FormatBool(images),
-		"table_enable": strconv.FormatBool(processor.Opt(in, "extract_tables", true))} {
-		_ = mw.WriteField(k, v)
-	}
-	fw, _ := mw.CreateFormFile("files", in.Name)
-	_, _ = fw.Write(in.Data)
-	_ = mw.Close()
-	r, err := http.NewRequestWithContext(ctx, http.MethodPost, d.URL("/tasks"), &body)
+	body, ct := processor.FileForm(map[string]string{"parse_method": method, "return_md": "true", "return_images": strconv.FormatBool(images),
+		"table_enable": strconv.FormatBool(processor.Opt(in, "extract_tables", true))}, in)
+	r, err := d.Request(ctx, http.MethodPost, "/tasks", body, ct)
 	if err != nil {
 		return nil, err
-	}
-	r.Header.Set("Content-Type", mw.FormDataContentType())
-	if d.Cfg.APIKey != "" {
-		r.Header.Set("Authorization", "Bearer "+d.Cfg.APIKey)
 	}
 	var task struct {
 		TaskID string `json:"task_id"`
@@ -95,7 +70,7 @@ func (d *Driver) Convert(ctx context.Context, in convert.Input) (*convert.Result
 			Status string `json:"status"`
 			Error  string `json:"error"`
 		}
-		if err := d.get(ctx, "/tasks/"+task.TaskID, &st); err != nil {
+		if err := d.Get(ctx, "/tasks/"+task.TaskID, &st); err != nil {
 			return false, err
 		}
 		switch st.Status {
@@ -115,7 +90,7 @@ func (d *Driver) Convert(ctx context.Context, in convert.Input) (*convert.Result
 			Images map[string]string `json:"images"`
 		} `json:"results"`
 	}
-	if err := d.get(ctx, "/tasks/"+task.TaskID+"/result", &res); err != nil {
+	if err := d.Get(ctx, "/tasks/"+task.TaskID+"/result", &res); err != nil {
 		return nil, err
 	}
 	for _, r := range res.Results {

@@ -17,7 +17,7 @@ import (
 
 func init() {
 	processor.Drivers[processor.PaddleOCR] = func(c processor.Config, hc *http.Client) processor.Remote {
-		return &Driver{processor.NewClient(c, hc)}
+		return &Driver{processor.NewClient(c, hc, "Authorization", "token ")}
 	}
 }
 
@@ -45,19 +45,9 @@ type answer struct {
 }
 
 func (d *Driver) call(ctx context.Context, method, path string, body []byte, out *answer) error {
-	var rd *bytes.Reader
-	if body != nil {
-		rd = bytes.NewReader(body)
-	} else {
-		rd = bytes.NewReader(nil)
-	}
-	r, err := http.NewRequestWithContext(ctx, method, d.URL(path), rd)
+	r, err := d.Request(ctx, method, path, body, "application/json")
 	if err != nil {
 		return err
-	}
-	r.Header.Set("Content-Type", "application/json")
-	if d.Cfg.APIKey != "" {
-		r.Header.Set("Authorization", "token "+d.Cfg.APIKey)
 	}
 	if _, err := d.Do(r, out); err != nil {
 		return err
