@@ -306,7 +306,7 @@ func (s *Server) startKefuSync(c *fiber.Ctx, ep *botEndpoint, ev msgr.KefuEvent)
 	meta := workflows.JobMeta{Kind: workflows.KindKefuSync, TenantID: ep.site.TenantID, SiteID: ep.site.ID,
 		RequestedBy: "wecom-kefu:" + ev.OpenKfID, RequestID: telemetry.RequestID(c.UserContext()),
 		Title: workflows.JobTitle("Sync WeCom customer-service messages of account", ev.OpenKfID, ep.site.Name)}
-	_, err = workflows.StartWithMeta(meta, opts, s.log, func(opts client.StartWorkflowOptions) (client.WorkflowRun, error) {
+	_, err = workflows.StartWithMeta(s.starter, meta, opts, func(opts client.StartWorkflowOptions) (client.WorkflowRun, error) {
 		return tc.SignalWithStartWorkflow(c.UserContext(), id, workflows.SignalKefuSync, ev.Token, opts, workflows.KefuSync, in)
 	})
 	if err != nil {

@@ -224,7 +224,7 @@ func (s *Server) prepareChatTurn(ctx context.Context, t chatTurn) (*startedTurn,
 			// lengthened the latency tail when many turns start at once.
 			WorkflowIDReusePolicy:                    enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
 			WorkflowExecutionErrorWhenAlreadyStarted: true}
-		_, err := workflows.StartWithMeta(meta, opts, s.log, func(opts client.StartWorkflowOptions) (client.WorkflowRun, error) {
+		_, err := workflows.StartWithMeta(s.starter, meta, opts, func(opts client.StartWorkflowOptions) (client.WorkflowRun, error) {
 			return tc.ExecuteWorkflow(ctx, opts, workflows.ChatWorkflowName, in)
 		})
 		if err == nil {

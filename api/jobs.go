@@ -112,7 +112,7 @@ func (s *Server) launch(ctx context.Context, tc client.Client, js jobStart) (cli
 		TaskQueue:             s.d.Cfg.TemporalQueue,
 		WorkflowIDReusePolicy: enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE,
 	}
-	return workflows.StartWithMeta(js.meta, opts, s.log, func(opts client.StartWorkflowOptions) (client.WorkflowRun, error) {
+	return workflows.StartWithMeta(s.starter, js.meta, opts, func(opts client.StartWorkflowOptions) (client.WorkflowRun, error) {
 		if js.signal != "" {
 			return tc.SignalWithStartWorkflow(ctx, js.id, js.signal, nil, opts, js.wf, js.input)
 		}

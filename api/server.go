@@ -25,6 +25,7 @@ import (
 	"github.com/lorekb/lore/internal/readcache"
 	"github.com/lorekb/lore/internal/streamhub"
 	"github.com/lorekb/lore/internal/telemetry"
+	"github.com/lorekb/lore/workflows"
 )
 
 const requestIDKey = "request_id"
@@ -43,6 +44,8 @@ type Server struct {
 	// and bodies); the database's writes invalidate them.
 	cache *readcache.Cache[docEntry]
 	hub   *streamhub.Hub // chat events from a worker in this process (nil: log only)
+	// starter starts every workflow of this server with its metadata.
+	starter *workflows.Starter
 	// tenantSlugs maps the tenant_slug of client reads to tenant ids (0:
 	// none), see tenantSlugTTL.
 	tenantSlugs memo.TTL[string, int64]
@@ -57,7 +60,7 @@ type Server struct {
 
 // New builds the server and mounts every route.
 func New(d *deps.Deps) *Server {
-	s := &Server{d: d, log: d.Log, docs: newDocState(), corsPolicy: newCORSPolicy(d.Cfg.CORSOrigins)}
+	s := &Server{d: d, log: d.Log, starter: workflows.NewStarter(d.Log), docs: newDocState(), corsPolicy: newCORSPolicy(d.Cfg.CORSOrigins)}
 	s.cache = readcache.New(d.DB, d.Cache, d.Log, docEntrySize)
 	s.tenantSlugs = memo.TTL[string, int64]{Keep: tenantSlugTTL, Max: 10000}
 	if d.Cfg.RunWorker {

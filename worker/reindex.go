@@ -52,8 +52,9 @@ func ReindexOutdatedSites(ctx context.Context, d *deps.Deps) ([]string, error) {
 		return nil, err
 	}
 	var ids []string
+	starter := workflows.NewStarter(d.Log)
 	for _, st := range sites {
-		id, err := startFormatReindex(ctx, d, st, format)
+		id, err := startFormatReindex(ctx, d, starter, st, format)
 		if err != nil {
 			return ids, fmt.Errorf("re-index site %d to index format %s: %w", st.ID, format, err)
 		}
@@ -62,7 +63,7 @@ func ReindexOutdatedSites(ctx context.Context, d *deps.Deps) ([]string, error) {
 	return ids, nil
 }
 
-func startFormatReindex(ctx context.Context, d *deps.Deps, st db.SiteRef, format string) (string, error) {
+func startFormatReindex(ctx context.Context, d *deps.Deps, starter *workflows.Starter, st db.SiteRef, format string) (string, error) {
 	id := FormatReindexID(st.ID, format)
 	meta := workflows.JobMeta{Kind: workflows.KindReindex, TenantID: st.TenantID, SiteID: st.ID, RequestedBy: "system",
 		Title: workflows.JobTitle("Re-index site", st.Name, "") + " (index format " + format + ")"}
@@ -73,7 +74,7 @@ func startFormatReindex(ctx context.Context, d *deps.Deps, st db.SiteRef, format
 		WorkflowIDConflictPolicy: enumspb.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING}
 	// A running or completed job of this id comes back as its run: the
 	// request is idempotent.
-	run, err := workflows.StartWithMeta(meta, opts, d.Log, func(opts client.StartWorkflowOptions) (client.WorkflowRun, error) {
+	run, err := workflows.StartWithMeta(starter, meta, opts, func(opts client.StartWorkflowOptions) (client.WorkflowRun, error) {
 		return d.Temporal.ExecuteWorkflow(ctx, opts, workflows.Reindex, in)
 	})
 	if err != nil {

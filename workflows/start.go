@@ -11,10 +11,19 @@ import (
 	"go.temporal.io/sdk/temporal"
 )
 
-// attrsMissing is set once the workflow engine refused Lore's search
-// attributes (not registered on the namespace): later starts leave them
-// out, so a refusal costs one extra round trip per process, not per start.
-var attrsMissing atomic.Bool
+// Starter starts workflows with what they are about. Each process builds
+// one and passes it to whatever starts workflows (the API server, the
+// worker's start-up pass), so it remembers for that process, without a
+// global, that the engine refused Lore's search attributes (not registered
+// on the namespace): later starts leave them out, and a refusal costs one
+// extra round trip per process, not per start.
+type Starter struct {
+	log          *slog.Logger
+	attrsMissing atomic.Bool
+}
+
+// NewStarter returns a Starter that logs through log (nil: silent).
+func NewStarter(log *slog.Logger) *Starter { return &Starter{log: log} }
 
 // StartWithMeta starts a workflow (through start, given the options) with
 // what it is about: the memo, the Web UI summary (the title) and the search
@@ -22,13 +31,13 @@ var attrsMissing atomic.Bool
 // which matters for eager chat starts). When the engine refuses the
 // attributes it logs once and starts again without them: jobs still run,
 // they are only not listed by GET /jobs until `lore temporal setup`.
-func StartWithMeta[T any](meta JobMeta, opts client.StartWorkflowOptions, log *slog.Logger,
+func StartWithMeta[T any](st *Starter, meta JobMeta, opts client.StartWorkflowOptions,
 	start func(client.StartWorkflowOptions) (T, error)) (T, error) {
 	opts.Memo = meta.Memo()
 	if meta.Title != "" {
 		opts.StaticSummary = meta.Title
 	}
-	if attrsMissing.Load() {
+	if st.attrsMissing.Load() {
 		return start(opts)
 	}
 	opts.TypedSearchAttributes = meta.SearchAttributes()
@@ -36,8 +45,8 @@ func StartWithMeta[T any](meta JobMeta, opts client.StartWorkflowOptions, log *s
 	if err == nil || !IsUnknownSearchAttr(err) {
 		return v, err
 	}
-	if !attrsMissing.Swap(true) && log != nil {
-		log.Warn("Temporal search attributes are not registered: workflows start without them and GET /jobs cannot list them; run `lore temporal setup` (the dev server of temporal-dev.sh registers them)", "err", err)
+	if !st.attrsMissing.Swap(true) && st.log != nil {
+		st.log.Warn("Temporal search attributes are not registered: workflows start without them and GET /jobs cannot list them; run `lore temporal setup` (the dev server of temporal-dev.sh registers them)", "err", err)
 	}
 	opts.TypedSearchAttributes = temporal.SearchAttributes{}
 	return start(opts)
