@@ -16,6 +16,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/lorekb/lore/internal/analyze"
 )
 
 // Fields a request may ask for.
@@ -140,7 +142,7 @@ func summarize(d *parsed, max int) string {
 	var out []string
 	used := 0
 	for _, p := range paras {
-		for _, s := range sentences(p) {
+		for _, s := range analyze.Sentences(p) {
 			n := utf8.RuneCountInString(s)
 			sep := 0
 			if len(out) > 0 && !endsCJK(out[len(out)-1]) {
@@ -177,44 +179,4 @@ func joinSentences(ss []string) string {
 func endsCJK(s string) bool {
 	r, _ := utf8.DecodeLastRuneInString(s)
 	return strings.ContainsRune("。！？；", r)
-}
-
-// abbreviations do not end a sentence.
-var abbreviations = map[string]bool{"e.g.": true, "i.e.": true, "etc.": true, "vs.": true, "cf.": true, "no.": true, "fig.": true}
-
-// sentences splits a paragraph after "." "!" "?" followed by a space (not
-// after an abbreviation) and after the CJK full stops.
-func sentences(p string) []string {
-	var out []string
-	start := 0
-	flush := func(end int) {
-		if s := strings.TrimSpace(p[start:end]); s != "" {
-			out = append(out, s)
-		}
-		start = end
-	}
-	for i, r := range p {
-		size := utf8.RuneLen(r)
-		switch r {
-		case '。', '！', '？':
-			flush(i + size)
-		case '.', '!', '?':
-			next := i + size
-			if next < len(p) && p[next] != ' ' {
-				continue
-			}
-			if r == '.' {
-				word := p[start : i+1]
-				if k := strings.LastIndexByte(word, ' '); k >= 0 {
-					word = word[k+1:]
-				}
-				if abbreviations[strings.ToLower(word)] {
-					continue
-				}
-			}
-			flush(next)
-		}
-	}
-	flush(len(p))
-	return out
 }

@@ -6,15 +6,17 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/lorekb/lore/internal/analyze"
 )
 
 func TestSentences(t *testing.T) {
-	got := sentences("Use e.g. the CLI. Then restart! Is it up? 版本一。版本二！done")
+	got := analyze.Sentences("Use e.g. the CLI. Then restart! Is it up? 版本一。版本二！done")
 	want := []string{"Use e.g. the CLI.", "Then restart!", "Is it up?", "版本一。", "版本二！", "done"}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("sentences %q", got)
 	}
-	if got := sentences("Version 1.2.3 is out. See node.js docs."); len(got) != 2 {
+	if got := analyze.Sentences("Version 1.2.3 is out. See node.js docs."); len(got) != 2 {
 		t.Errorf("dots inside words split: %q", got)
 	}
 }

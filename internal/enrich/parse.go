@@ -3,6 +3,8 @@ package enrich
 import (
 	"regexp"
 	"strings"
+
+	"github.com/lorekb/lore/internal/analyze"
 )
 
 // parsed is the text of a Markdown document by role: what a summary may
@@ -143,7 +145,7 @@ func (d *parsed) title() string {
 	}
 	for _, group := range [][]string{d.paragraphs, d.items} {
 		for _, p := range group {
-			if ss := sentences(p); len(ss) > 0 {
+			if ss := analyze.Sentences(p); len(ss) > 0 {
 				return Cut(strings.TrimRight(ss[0], ".!?。！？"), MaxTitleRunes)
 			}
 		}

@@ -221,7 +221,7 @@ func summarize(msgs []llm.Message) string {
 		text := citationRe.ReplaceAllString(msg.Content, "")
 		first := ""
 		for _, block := range blocks(text) {
-			if s := splitSentences(block); len(s) > 0 {
+			if s := analyze.Sentences(block); len(s) > 0 {
 				first = s[0]
 				break
 			}
@@ -385,7 +385,7 @@ func answer(query string, passages []passage) string {
 	for pi, p := range passages {
 		pos := 0
 		for _, seg := range p.segments {
-			for _, s := range splitSentences(seg) {
+			for _, s := range analyze.Sentences(seg) {
 				terms := map[string]bool{}
 				for _, t := range analyze.Terms(s) {
 					terms[t] = true

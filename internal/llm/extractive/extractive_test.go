@@ -10,6 +10,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"github.com/lorekb/lore/internal/analyze"
 	"github.com/lorekb/lore/internal/llm"
 )
 
@@ -349,7 +350,7 @@ func TestOddInputDoesNotFail(t *testing.T) {
 }
 
 func TestSplitSentences(t *testing.T) {
-	got := splitSentences(`Use a tool, e.g. curl. Version 2.1 is out! Is it "ready?" Yes.全文检索。完成`)
+	got := analyze.Sentences(`Use a tool, e.g. curl. Version 2.1 is out! Is it "ready?" Yes.全文检索。完成`)
 	want := []string{"Use a tool, e.g. curl.", "Version 2.1 is out!", `Is it "ready?"`, "Yes.全文检索。", "完成"}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("got %q\nwant %q", got, want)
@@ -385,7 +386,7 @@ func TestAbstainsOnWeakEvidence(t *testing.T) {
 // TestAnswerQuotesChineseClauses: Chinese text chains clauses with "；", so
 // the answer quotes the clause that answers, not the whole chain.
 func TestAnswerQuotesChineseClauses(t *testing.T) {
-	if got, want := splitSentences("删除文件；删除空目录。完成！"), []string{"删除文件；", "删除空目录。", "完成！"}; !reflect.DeepEqual(got, want) {
+	if got, want := analyze.Sentences("删除文件；删除空目录。完成！"), []string{"删除文件；", "删除空目录。", "完成！"}; !reflect.DeepEqual(got, want) {
 		t.Errorf("split %q, want %q", got, want)
 	}
 	passages := "[1] gzip - 压缩或展开文件 (relevance 0.80)\n# 描述\n" +
