@@ -54,10 +54,12 @@ type SearchResult struct {
 // endpoint) and formatted for the model.
 type storedResult struct {
 	Query    string    `json:"query"`
-	Passages []passage `json:"passages"`
+	Passages []Passage `json:"passages"`
 }
 
-type passage struct {
+// Passage is one document's part of a stored search result (the
+// tool-result endpoint renders it in the reference's shape).
+type Passage struct {
 	DocumentID int64   `json:"document_id"`
 	SiteID     int64   `json:"site_id"`
 	Title      string  `json:"title"`
@@ -149,7 +151,7 @@ func (a *Chat) visible(ctx context.Context, siteID int64, hits []vector.Hit) ([]
 
 // mergeByDocument groups fragments of one document into one passage (in
 // chunk order, separated by FragmentSeparator), ordered by best score.
-func mergeByDocument(hits []vector.Hit) []passage {
+func mergeByDocument(hits []vector.Hit) []Passage {
 	var order []int64
 	groups := map[int64][]vector.Hit{}
 	for _, h := range hits {
@@ -158,7 +160,7 @@ func mergeByDocument(hits []vector.Hit) []passage {
 		}
 		groups[h.DocumentID] = append(groups[h.DocumentID], h)
 	}
-	out := make([]passage, 0, len(order))
+	out := make([]Passage, 0, len(order))
 	for _, id := range order {
 		g := groups[id]
 		best := g[0].Score // the passage is as relevant as its best fragment
@@ -175,7 +177,7 @@ func mergeByDocument(hits []vector.Hit) []passage {
 				texts[i] = "# " + h.Heading + "\n" + texts[i]
 			}
 		}
-		out = append(out, passage{DocumentID: id, SiteID: g[0].SiteID, Title: g[0].Title, Score: float64(best),
+		out = append(out, Passage{DocumentID: id, SiteID: g[0].SiteID, Title: g[0].Title, Score: float64(best),
 			Fragments: len(g), Content: strings.Join(texts, FragmentSeparator)})
 	}
 	return out

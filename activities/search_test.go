@@ -131,7 +131,7 @@ func TestSearchRetrieval(t *testing.T) {
 	t.Run("fragments of a document merge into one passage", func(t *testing.T) {
 		_, sr := f.search(t, f.siteA, "install quokka server installer step log")
 		seen := map[int64]bool{}
-		var guide *passage
+		var guide *Passage
 		for i, p := range sr.Passages {
 			if seen[p.DocumentID] {
 				t.Fatalf("document %d in two passages", p.DocumentID)

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/gofiber/fiber/v2"
+	"github.com/lorekb/lore/activities"
 	"github.com/lorekb/lore/models"
 )
 
@@ -55,14 +56,7 @@ func sourceStart(toolMessage string) int {
 // nothing, and the stored text unchanged when it is not a search result.
 func toolPassages(stored string, start int) string {
 	var r struct {
-		Passages *[]struct {
-			DocumentID int64   `json:"document_id"`
-			SiteID     int64   `json:"site_id"`
-			Title      string  `json:"title"`
-			Score      float64 `json:"score"`
-			Fragments  int     `json:"fragments"`
-			Content    string  `json:"content"`
-		} `json:"passages"`
+		Passages *[]activities.Passage `json:"passages"`
 	}
 	if json.Unmarshal([]byte(stored), &r) != nil || r.Passages == nil {
 		return stored
