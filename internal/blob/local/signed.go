@@ -1,5 +1,6 @@
 // Signed download URLs: the local directory is not web-served, so objects
 // leave it through an application route that checks an HMAC over name and expiry.
+
 package local
 
 import (
