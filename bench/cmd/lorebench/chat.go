@@ -309,11 +309,26 @@ func (b *bench) benchChat(ctx context.Context) error {
 	}
 	hl.Sort()
 
-	// Warm-up chats (not counted).
+	// Warm-up (not measured): 2 single chats, then -chat-warmup-rounds
+	// rounds at the first concurrent level, so the first measured level
+	// does not pay for a cold process (Go heap growth, connection pools, the
+	// workflow cache, the Temporal server's first workflows).
 	for i := range 2 {
 		if _, err := b.oneChat(ctx, c, siteID, fmt.Sprintf("bench-warmup-%d", i)); err != nil {
 			return fmt.Errorf("warm-up chat: %w", err)
 		}
+	}
+	warmConc := o.chatLevels()[0]
+	warmNote := fmt.Sprintf("2 single chats, then %d unmeasured round(s) at %d concurrent", o.chatWarmup, warmConc)
+	if o.chatWarmup > 0 {
+		wt0 := time.Now()
+		wl, err := b.runChatLevel(ctx, c, siteID, warmConc, o.chatWarmup)
+		if err != nil {
+			return fmt.Errorf("warm-up level: %w", err)
+		}
+		warmNote += fmt.Sprintf(" (%d chats, %d errors, %s; first-token overhead p50 %s, not counted anywhere below)",
+			len(wl.created)+wl.errors, wl.errors, time.Since(wt0).Round(time.Millisecond), ms(wl.over.Percentile(50)))
+		logf("C: warm-up: %s", warmNote)
 	}
 	calls0, direct0 := b.model.Count(), directCalls.Load()
 	chats := 0
@@ -414,8 +429,8 @@ func (b *bench) benchChat(ctx context.Context) error {
 		b.rep.check(check{part: "C", target: fmt.Sprintf("response.created p50 < 50 ms at %d concurrent", l.conc), figure: ms(lv.created.Percentile(50)),
 			ceiling: ms(hl.Percentile(50)) + " (GET /v1/health, unloaded)", pass: lv.created.Percentile(50) < 50*time.Millisecond && lv.errors == 0})
 	}
-	s.note("Each chat is one POST /v1/chat/responses with stream=true on a new thread, in a site of %d published corpus documents; times are read from the SSE stream in this process after 2 warm-up chats. Lore made %d model calls for the %d measured chats (2 per chat expected).",
-		len(ids), int64(b.model.Count()-calls0)-(directCalls.Load()-direct0), chats)
+	s.note("Each chat is one POST /v1/chat/responses with stream=true on a new thread, in a site of %d published corpus documents; times are read from the SSE stream in this process after a warm-up of %s. Lore made %d model calls for the %d measured chats (2 per chat expected).",
+		len(ids), warmNote, int64(b.model.Count()-calls0)-(directCalls.Load()-direct0), chats)
 	curve.note("CPU from /proc (user + system) of lore serve and of the Temporal server process tree over each level, divided by its turns; the load generator, the SSE clients and the scripted model run in the bench process, outside both, and share the same cores: its own CPU (getrusage, this process only) is the bench column. PostgreSQL's is that of the server processes connected to the scratch database (lore's connections, from pg_stat_activity and /proc; a question mark when the server is not on this machine); the Temporal server's own database (with -temporal-pg) is not in it. Peak RSS is lore's high-water mark since it started (it carries earlier parts).")
 	for _, n := range phaseNotes {
 		s.note("%s.", n)

@@ -74,6 +74,7 @@ type options struct {
 	ingest         string
 	chatRounds     int
 	chat1          int
+	chatWarmup     int
 	modelDelay     time.Duration
 	tokens         int
 	tps            float64
@@ -126,6 +127,7 @@ func parseFlags() *options {
 	flag.StringVar(&o.chatCurve, "chat-curve", "", "C: more concurrent levels, comma-separated (e.g. 50,100,200; 100 carries issue 17's targets)")
 	flag.IntVar(&o.chatRounds, "chat-rounds", 5, "C: chats per client at the concurrent level")
 	flag.IntVar(&o.chat1, "chat-single-rounds", 20, "C: chats at the single-chat level")
+	flag.IntVar(&o.chatWarmup, "chat-warmup-rounds", 1, "C: unmeasured rounds at the first concurrent level before the measured levels (heap, connection pools, workflow cache and the Temporal server warm up)")
 	flag.DurationVar(&o.modelDelay, "model-delay", 200*time.Millisecond, "C: scripted model wait before its first chunk")
 	flag.IntVar(&o.tokens, "model-tokens", 20, "C: answer tokens the scripted model streams")
 	flag.Float64Var(&o.tps, "model-tps", 50, "C: scripted model tokens per second")
