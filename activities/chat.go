@@ -36,6 +36,8 @@ type Chat struct {
 	// FlushInterval batches token deltas into one signal (tens of
 	// milliseconds: never one signal per token).
 	FlushInterval time.Duration
+
+	results toolResults // search results this process stored (toolresults.go)
 }
 
 // TurnMessage is one message of the current turn as the workflow holds it:
@@ -49,6 +51,9 @@ type TurnMessage struct {
 	ToolRef     bool           `json:"tool_ref,omitempty"`     // content is the stored result of ToolCallID
 	SourceStart int            `json:"source_start,omitempty"` // first source number of the result
 	Notice      string         `json:"notice,omitempty"`       // appended instruction (force stop)
+	// ToolHash is the stored result's content hash (SearchResult.ContentHash):
+	// the process that stored it serves it from memory when the hashes agree.
+	ToolHash string `json:"tool_hash,omitempty"`
 }
 
 // ModelTurnInput is one model call of the agent loop.
@@ -237,13 +242,7 @@ func (a *Chat) buildMessages(ctx context.Context, in ModelTurnInput) ([]llm.Mess
 	if conv.Summary != "" {
 		msgs = append(msgs, llm.Message{Role: llm.RoleSystem, Content: conv.Summary})
 	}
-	var refs []string
-	for _, m := range in.Turn {
-		if m.ToolRef {
-			refs = append(refs, m.ToolCallID)
-		}
-	}
-	stored, err := a.D.DB.ToolResultContents(ctx, in.ThreadID, refs)
+	stored, err := a.toolResultContents(ctx, in.ThreadID, in.Turn)
 	if err != nil {
 		return nil, err
 	}

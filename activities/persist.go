@@ -46,13 +46,7 @@ type PersistResult struct {
 // intermediate assistant rows with tool_calls, tool rows with tool_call_id,
 // then the final content row. Idempotent (see db.PersistTurn).
 func (a *Chat) Persist(ctx context.Context, in PersistInput) (PersistResult, error) {
-	var refs []string
-	for _, m := range in.Messages {
-		if m.ToolRef {
-			refs = append(refs, m.ToolCallID)
-		}
-	}
-	stored, err := a.D.DB.ToolResultContents(ctx, in.ThreadID, refs)
+	stored, err := a.toolResultContents(ctx, in.ThreadID, in.Messages)
 	if err != nil {
 		return PersistResult{Messages: -1}, err
 	}

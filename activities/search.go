@@ -46,8 +46,11 @@ type SearchResult struct {
 	ToolCallID string
 	ChunkCount int
 	Hash       string // content hash of the passages, for the identical-output guard
-	Sources    []SourceRef
-	ElapsedMS  int64
+	// ContentHash is the hash of the stored result (all of it): the run
+	// passes it on with the tool message (TurnMessage.ToolHash).
+	ContentHash string `json:",omitempty"`
+	Sources     []SourceRef
+	ElapsedMS   int64
 }
 
 // storedResult is the JSON kept in tool_results (served by the tool-result
@@ -116,8 +119,9 @@ func (a *Chat) search(ctx context.Context, in SearchInput) (SearchResult, error)
 	if err := a.D.DB.SaveToolResult(ctx, &models.ToolResult{ToolCallID: in.ToolCallID, ThreadID: in.ThreadID, Content: string(content)}); err != nil {
 		return SearchResult{}, err
 	}
+	out := SearchResult{ToolCallID: in.ToolCallID, ChunkCount: len(hits), ContentHash: contentHash(string(content))}
+	a.results.put(in.ThreadID, in.ToolCallID, string(content), out.ContentHash, time.Now())
 	h := sha256.New()
-	out := SearchResult{ToolCallID: in.ToolCallID, ChunkCount: len(hits)}
 	for _, p := range res.Passages {
 		h.Write([]byte(fmt.Sprintf("%d\x00%s\x00", p.DocumentID, p.Content)))
 		out.Sources = append(out.Sources, SourceRef{DocumentID: p.DocumentID, SiteID: p.SiteID, Title: p.Title, Score: p.Score})

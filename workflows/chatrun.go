@@ -310,7 +310,7 @@ func (r *turnState) agent(ctx workflow.Context) {
 		}
 		for i, tc := range msg.ToolCalls {
 			res := results[i]
-			tm := activities.TurnMessage{Role: llm.RoleTool, ToolCallID: tc.ID, ToolRef: true, SourceStart: r.offset + 1}
+			tm := activities.TurnMessage{Role: llm.RoleTool, ToolCallID: tc.ID, ToolRef: true, SourceStart: r.offset + 1, ToolHash: res.ContentHash}
 			for j, s := range res.Sources {
 				idx := r.offset + 1 + j
 				ks := activities.KnowledgeSource{ID: strconv.FormatInt(s.DocumentID, 10), Title: s.Title,

@@ -148,6 +148,14 @@ func wordTerms(w string, emit func(string)) {
 		}
 		w = w[:cut]
 	}
+	if !mayHaveParts(w) {
+		// Most words: no case change inside, so no parts (and for an
+		// all-lower-case ASCII word, ToLower returns w without copying).
+		if t, ok := englishTerm(strings.ToLower(w)); ok {
+			emit(t)
+		}
+		return
+	}
 	lower := strings.ToLower(w)
 	parts := camelParts(w)
 	if len(parts) < 2 {
@@ -164,6 +172,21 @@ func wordTerms(w string, emit func(string)) {
 			emit(t)
 		}
 	}
+}
+
+// mayHaveParts is false when camelParts would surely give w whole: an ASCII
+// word with no upper-case letter after its first byte. Analysis calls it on
+// every word of every text it scores, so it answers without decoding runes
+// or allocating; anything else (non-ASCII, inner capitals) goes to
+// camelParts.
+func mayHaveParts(w string) bool {
+	for i := 0; i < len(w); i++ {
+		c := w[i]
+		if c >= utf8.RuneSelf || i > 0 && c >= 'A' && c <= 'Z' {
+			return true
+		}
+	}
+	return false
 }
 
 // camelParts splits an identifier where the case changes: "readFileSync"

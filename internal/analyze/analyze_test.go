@@ -193,3 +193,16 @@ func BenchmarkTermsChinese(b *testing.B) {
 		Terms(text)
 	}
 }
+
+// The fast path of wordTerms (mayHaveParts false) must only skip words that
+// camelParts would give whole.
+func TestMayHavePartsNeverHidesAPart(t *testing.T) {
+	for _, w := range []string{"install", "Install", "readFileSync", "HTTPServer", "iOS", "x", "X", "ABC", "a1B", "Über", "naïveCase", "snake_case", "v2", "IPv6"} {
+		if parts := camelParts(w); len(parts) > 1 && !mayHaveParts(w) {
+			t.Errorf("%q: camelParts gives %q but mayHaveParts says none", w, parts)
+		}
+	}
+	if mayHaveParts("install") || mayHaveParts("Install") {
+		t.Error("plain words must take the fast path")
+	}
+}

@@ -446,9 +446,19 @@ func relevance(qWords []string, h vector.Hit, st *vector.KeywordStats) float64 {
 	if len(qWords) == 0 {
 		return 0
 	}
-	have := map[string]bool{}
+	// Only the question's words matter: mark those found instead of
+	// collecting every word of the passage (a map insert per word was a
+	// visible share of a chat turn's CPU).
+	have := make(map[string]bool, len(qWords))
+	for _, q := range qWords {
+		have[q] = false
+	}
 	for _, f := range []string{h.Title, h.Heading, h.Text} {
-		analyze.EachWord(f, func(t string) { have[t] = true })
+		analyze.EachWord(f, func(t string) {
+			if found, ok := have[t]; ok && !found {
+				have[t] = true
+			}
+		})
 	}
 	n := 1000.0 // without statistics every term weighs alike
 	if st != nil {

@@ -403,3 +403,25 @@ func TestGenerateRejectsBadRequestsPermanently(t *testing.T) {
 		t.Errorf("invalid requests reached the server %d times", n)
 	}
 }
+
+// Servers differ in how they write the event stream: CRLF line ends,
+// "data:" without a space, comments (keep-alives) and event names between
+// chunks all must reach the same answer.
+func TestGenerateReadsStreamVariants(t *testing.T) {
+	fs := newFakeServer(t, func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		io.WriteString(w, ": keep-alive\r\n\r\n")
+		io.WriteString(w, "event: message\r\ndata:"+chunk(`{"content":"Hel"}`, "")+"\r\n\r\n")
+		io.WriteString(w, "data: "+chunk(`{"content":"lo"}`, "stop")+"\n\n")
+		io.WriteString(w, "data: [DONE]\n\n")
+		io.WriteString(w, "data: "+chunk(`{"content":" after done"}`, "")+"\n\n")
+	})
+	res, err := New(Config{BaseURL: fs.URL + "/v1/", Model: "m"}).Generate(context.Background(),
+		llm.Request{Messages: []llm.Message{{Role: "user", Content: "hi"}}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Message.Content != "Hello" || res.FinishReason != "stop" {
+		t.Errorf("result = %+v, want Hello / stop", res)
+	}
+}

@@ -1,0 +1,63 @@
+package activities
+
+import (
+	"context"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/lorekb/lore/models"
+)
+
+// The turn's later steps read a search result from the searching process's
+// memory only when the hash the run recorded matches; otherwise (a result
+// stored again by another process, a run recorded before the hash, an old
+// entry) they read the database.
+func TestToolResultsServeOnlyTheRecordedContent(t *testing.T) {
+	f := newSearchFixture(t)
+	ctx := context.Background()
+	res, sr := f.search(t, f.siteA, "install quokka server")
+	if res.ContentHash == "" || len(sr.Passages) == 0 {
+		t.Fatalf("search result without content hash or passages: %+v", res)
+	}
+	id := "call-" + strconv.FormatInt(f.siteA, 10) + "-install-quokka-server"
+	mem, ok := f.a.results.get("t", id, res.ContentHash, time.Now())
+	if !ok || contentHash(mem) != res.ContentHash {
+		t.Fatalf("the searching process did not keep the result it stored (ok=%v)", ok)
+	}
+
+	// Another process stores the call's result again (a retried search):
+	// the database now differs from this process's memory.
+	other := `{"query":"install quokka server","passages":[]}`
+	if err := f.a.D.DB.SaveToolResult(ctx, &models.ToolResult{ThreadID: "t", ToolCallID: id, Content: other}); err != nil {
+		t.Fatal(err)
+	}
+	turn := func(hash string) []TurnMessage {
+		return []TurnMessage{{Role: "tool", ToolCallID: id, ToolRef: true, ToolHash: hash}}
+	}
+	got, err := f.a.toolResultContents(ctx, "t", turn(res.ContentHash))
+	if err != nil || got[id] != mem {
+		t.Fatalf("recorded hash of this process's result: got %q (err %v), want the memory copy", got[id], err)
+	}
+	for name, hash := range map[string]string{"the other process's hash": contentHash(other), "no hash (older run)": ""} {
+		got, err := f.a.toolResultContents(ctx, "t", turn(hash))
+		if err != nil || got[id] != other {
+			t.Errorf("%s: got %q (err %v), want the database row", name, got[id], err)
+		}
+	}
+	if _, ok := f.a.results.get("t", id, res.ContentHash, time.Now().Add(toolResultTTL+time.Second)); ok {
+		t.Error("an entry older than toolResultTTL was served")
+	}
+}
+
+// The map stays bounded whatever the number of searches.
+func TestToolResultsBounded(t *testing.T) {
+	var c toolResults
+	now := time.Now()
+	for i := range 3 * maxToolResults {
+		c.put("t", strconv.Itoa(i), "x", "h", now)
+	}
+	if n := len(c.m); n > maxToolResults {
+		t.Fatalf("%d entries, want at most %d", n, maxToolResults)
+	}
+}
