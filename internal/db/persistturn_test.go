@@ -121,3 +121,35 @@ func TestStartAndPersistTurnRows(t *testing.T) {
 		}
 	})
 }
+
+// A new thread's first turn (one statement on PostgreSQL) returns the stored
+// session's id, and a clash of generated thread ids writes nothing.
+func TestStartTurnNewThread(t *testing.T) {
+	dbtest.Each(t, func(t *testing.T, d *db.DB) {
+		ctx := context.Background()
+		tid, err := d.EnsureDefaultTenant(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		site := chatTestSite(t, d, tid, "newthread", false)
+		in := db.BeginTurn{ThreadID: "th-new", TenantID: tid, SiteID: site, MemberID: "m1", Source: "web", UserText: "hello", New: true}
+		ts, err := d.StartTurn(ctx, in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, err := d.ChatSessionByThread(ctx, "th-new")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ts.Session.ID == 0 || ts.Session.ID != s.ID || s.TurnCount != 1 || s.MessageCount != 1 || s.LastMessage != "hello" || s.Title != "hello" {
+			t.Fatalf("returned session %d, stored %+v", ts.Session.ID, s)
+		}
+		in.UserText = "clash"
+		if _, err := d.StartTurn(ctx, in); err == nil {
+			t.Fatal("a second new thread under the same id was accepted")
+		}
+		if c := chatRowCount(t, d, (*models.ChatMessage)(nil), "thread_id = ?", "th-new"); c != 1 {
+			t.Fatalf("%d messages after the clash, want 1", c)
+		}
+	})
+}

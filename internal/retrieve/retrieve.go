@@ -250,7 +250,7 @@ func (p Pipeline) rerank(ctx context.Context, siteID int64, query string, result
 		if FeedbackWeight > 0 && st != nil && len(out) > FeedbackDocs {
 			// blend put each document's best passage first: the
 			// expansion comes from the FeedbackDocs best documents.
-			exp, st2, err := p.feedback(ctx, siteID, query, out[:FeedbackDocs])
+			exp, st2, err := p.feedback(ctx, siteID, query, out[:FeedbackDocs], results, docs)
 			if err != nil {
 				return nil, err
 			}
@@ -296,12 +296,25 @@ const (
 
 // feedback returns the expansion terms drawn from fb with their weights,
 // and the site statistics of the query's and fb's terms.
-func (p Pipeline) feedback(ctx context.Context, siteID int64, query string, fb []Result) (map[string]float64, *vector.KeywordStats, error) {
+//
+// results and their scored docs (in the same order) give the feedback
+// passages their analysis from the first pass.
+func (p Pipeline) feedback(ctx context.Context, siteID int64, query string, fb, results []Result, scoredDocs []lexical.Doc) (map[string]float64, *vector.KeywordStats, error) {
+	analyzed := make(map[string]lexical.Doc, len(results))
+	for i, r := range results {
+		if r.Hit.ChunkID != "" && i < len(scoredDocs) {
+			analyzed[r.Hit.ChunkID] = scoredDocs[i]
+		}
+	}
 	docs := make([]lexical.Doc, len(fb))
 	seen := map[string]bool{}
 	var terms []string
 	for i, r := range fb {
-		docs[i] = lexical.Doc{Title: r.Hit.Title, Heading: r.Hit.Heading, Text: r.Hit.Text}
+		d, ok := analyzed[r.Hit.ChunkID]
+		if !ok || d.Text != r.Hit.Text {
+			d = lexical.Doc{Title: r.Hit.Title, Heading: r.Hit.Heading, Text: r.Hit.Text}
+		}
+		docs[i] = d
 		vector.EachFieldTerm(r.Hit.Title, r.Hit.Heading, r.Hit.Text, func(t string, _ int) {
 			if !seen[t] {
 				seen[t] = true

@@ -30,3 +30,34 @@ func TestFieldBagMatchesIndex(t *testing.T) {
 		}
 	}
 }
+
+// A doc slice scored twice (the pipeline's rerank, then its expanded
+// rerank) is analyzed once, and the second scoring is what a fresh slice
+// gives.
+func TestScoringReusesTheAnalysis(t *testing.T) {
+	mk := func() []Doc {
+		return []Doc{{Title: "Install guide", Heading: "Linux", Text: "Run the installer, then restart the quokka server."},
+			{Title: "Notes", Text: "Upgrading keeps your settings; install over the old version."}}
+	}
+	docs := mk()
+	first := ScoreFields("install quokka", docs, nil)
+	for i := range docs {
+		if docs[i].an == nil {
+			t.Fatalf("doc %d not kept analyzed after scoring", i)
+		}
+	}
+	an := docs[0].an
+	exp := map[string]float64{"restart": 0.5}
+	again, fresh := ScoreExpanded("install quokka", docs, nil, exp), ScoreExpanded("install quokka", mk(), nil, exp)
+	if docs[0].an != an {
+		t.Error("the second scoring analyzed the doc again")
+	}
+	for i := range again {
+		if again[i] != fresh[i] {
+			t.Errorf("doc %d: %v with the kept analysis, %v fresh", i, again[i], fresh[i])
+		}
+	}
+	if len(first) != 2 || first[0] == 0 {
+		t.Errorf("scores = %v", first)
+	}
+}

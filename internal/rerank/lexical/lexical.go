@@ -66,6 +66,31 @@ func Score(query string, docs []string) []float64 {
 // in the keyword index (vector.EachFieldTerm).
 type Doc struct {
 	Title, Heading, Text string
+
+	// an is the doc's analysis, made by the first scoring of the doc in
+	// its slice and reused by the next: the retrieval pipeline scores the
+	// same candidates twice (RerankFields, then RerankExpanded), and
+	// analyzing every candidate's text again was most of the second pass.
+	// A slice of docs must therefore not be scored from two goroutines at
+	// once.
+	an *bag
+}
+
+// bag is a doc's analysis: weighted term counts, their total and the terms
+// of its text in order.
+type bag struct {
+	tf   map[string]int
+	len  int
+	text []string
+}
+
+// analysis returns d's bag, analyzing d on the first call.
+func (d *Doc) analysis() *bag {
+	if d.an == nil {
+		tf, n, text := fieldBag(*d)
+		d.an = &bag{tf: tf, len: n, text: text}
+	}
+	return d.an
 }
 
 // RerankFields ranks docs like Rerank, scoring with the corpus statistics st
@@ -109,18 +134,11 @@ func ScoreExpanded(query string, docs []Doc, st *vector.KeywordStats, exp map[st
 		return scores
 	}
 	unique := dedupe(qTerms)
-	type bag struct {
-		tf   map[string]int
-		len  int
-		text []string // terms of the text field, in order
-	}
-	bags := make([]bag, len(docs))
+	bags := make([]*bag, len(docs))
 	totalLen := 0
-	for i, d := range docs {
-		var b bag
-		b.tf, b.len, b.text = fieldBag(d)
-		bags[i] = b
-		totalLen += b.len
+	for i := range docs {
+		bags[i] = docs[i].analysis()
+		totalLen += bags[i].len
 	}
 	isQuery := make(map[string]bool, len(unique))
 	for _, q := range unique {
@@ -196,8 +214,9 @@ func FeedbackTerms(query string, fb []Doc, n int, idf func(string) float64) map[
 		isQuery[q] = true
 	}
 	rm := map[string]float64{}
-	for i, d := range fb {
-		tf, dl, _ := fieldBag(d)
+	for i := range fb {
+		b := fb[i].analysis()
+		tf, dl := b.tf, b.len
 		if dl == 0 {
 			continue
 		}
