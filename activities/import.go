@@ -72,6 +72,9 @@ type ImportFile struct {
 	// Reject is why the file fails without being fetched (a type no
 	// converter reads, a size over the limit), decided by the API.
 	Reject string `json:",omitempty"`
+	// Size is the file's size in bytes when the API knows it (uploads): the
+	// workflow bounds the bytes of one batch with it.
+	Size int64 `json:",omitempty"`
 }
 
 // ImportFileInput is the input of ImportFile.
@@ -100,7 +103,8 @@ func fileFailure(format string, args ...any) error {
 
 // ImportFile fetches one file, converts it to Markdown, stores its images and
 // creates its document. A retry finds the document of an earlier attempt (by
-// import id and file index) and creates nothing.
+// import id and file index) and creates nothing. Imports started before
+// ImportBatch still run it.
 func (a *Import) ImportFile(ctx context.Context, in ImportFileInput) (ImportFileResult, error) {
 	if id, ok, err := a.D.DB.ImportedDocument(ctx, in.Spec.ImportID, in.Index); err != nil {
 		return ImportFileResult{}, err
@@ -109,25 +113,47 @@ func (a *Import) ImportFile(ctx context.Context, in ImportFileInput) (ImportFile
 	}
 	stop := heartbeatEvery(ctx, 5*time.Second)
 	defer stop()
-	data, err := a.fetch(ctx, in)
-	if err != nil {
-		return ImportFileResult{}, err
-	}
 	conv, err := a.converter(ctx, in.Spec)
 	if err != nil {
 		return ImportFileResult{}, err
 	}
-	res, err := convert.Run(ctx, conv, convert.Input{Name: in.File.Name, Data: data, Options: in.Spec.Options,
-		Limits: convert.Limits{MaxBytes: in.Spec.MaxBytes}})
+	doc, images, err := a.prepare(ctx, conv, in)
+	if err != nil {
+		return ImportFileResult{}, err
+	}
+	id, created, err := a.D.DB.CreateImportedDocument(ctx, in.Spec.ImportID, in.Index, doc)
+	if errors.Is(err, db.ErrCollectionNotInSite) || errors.Is(err, db.ErrNotFound) {
+		return ImportFileResult{}, fileFailure("%s: the collection is gone or belongs to another site", in.File.Name)
+	}
+	if err != nil {
+		return ImportFileResult{}, err
+	}
+	return ImportFileResult{DocumentID: id, Title: doc.Title, Created: created, Images: images}, nil
+}
+
+// prepare fetches and converts one file, stores its images and builds its
+// document row (not yet written).
+func (a *Import) prepare(ctx context.Context, conv convert.Converter, in ImportFileInput) (*models.Document, int, error) {
+	data, err := a.fetch(ctx, in)
+	if err != nil {
+		return nil, 0, err
+	}
+	input := convert.Input{Name: in.File.Name, Data: data, Options: in.Spec.Options, Limits: convert.Limits{MaxBytes: in.Spec.MaxBytes}}
+	var res *convert.Result
+	if r, ok := conv.(registryConverter); ok {
+		res, err = r.r.Convert(ctx, input) // the registry runs convert.Run with the file's own converter: once, not twice
+	} else {
+		res, err = convert.Run(ctx, conv, input)
+	}
 	if err != nil {
 		if convert.Permanent(err) {
-			return ImportFileResult{}, fileFailure("%s: %v", in.File.Name, err)
+			return nil, 0, fileFailure("%s: %v", in.File.Name, err)
 		}
-		return ImportFileResult{}, fmt.Errorf("%s: %w", in.File.Name, err)
+		return nil, 0, fmt.Errorf("%s: %w", in.File.Name, err)
 	}
 	md, err := a.storeImages(ctx, in, res)
 	if err != nil {
-		return ImportFileResult{}, err
+		return nil, 0, err
 	}
 	res.Meta["source_name"] = in.File.Name
 	res.Meta["import_id"] = in.Spec.ImportID
@@ -140,14 +166,7 @@ func (a *Import) ImportFile(ctx context.Context, in ImportFileInput) (ImportFile
 	if in.Spec.Vectorize {
 		doc.VectorStatus = models.VecPending
 	}
-	id, created, err := a.D.DB.CreateImportedDocument(ctx, in.Spec.ImportID, in.Index, doc)
-	if errors.Is(err, db.ErrCollectionNotInSite) || errors.Is(err, db.ErrNotFound) {
-		return ImportFileResult{}, fileFailure("%s: the collection is gone or belongs to another site", in.File.Name)
-	}
-	if err != nil {
-		return ImportFileResult{}, err
-	}
-	return ImportFileResult{DocumentID: id, Title: res.Title, Created: created, Images: len(res.Images)}, nil
+	return doc, len(res.Images), nil
 }
 
 // heartbeatEvery heartbeats until stopped, so a worker that dies is noticed

@@ -1,6 +1,7 @@
 package api
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"mime"
@@ -8,6 +9,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 	"unicode"
 	"unicode/utf8"
@@ -305,7 +307,7 @@ func (s *Server) importDocuments(c *fiber.Ctx) error {
 	plan.spec.ImportID = workflows.ImportID(plan.site.ID, id)
 	plan.uploadDir = fmt.Sprintf("sites/%d/imports/%s/src/", plan.site.ID, plan.spec.ImportID)
 	for i, fh := range files {
-		f := activities.ImportFile{Name: names[i], Source: activities.SourceUpload}
+		f := activities.ImportFile{Name: names[i], Source: activities.SourceUpload, Size: fh.Size}
 		switch {
 		case !plan.supported(names[i]):
 			plan.rejected[i] = s.unsupported(plan, names[i])
@@ -313,12 +315,12 @@ func (s *Server) importDocuments(c *fiber.Ctx) error {
 			plan.rejected[i] = fmt.Sprintf("%s: %v: %d bytes, the limit is %d", names[i], convert.ErrTooLarge, fh.Size, plan.spec.MaxBytes)
 		default:
 			f.Key = plan.uploadDir + strconv.Itoa(i) + safeExt(names[i])
-			if err := s.storeUpload(c, store, f.Key, fh); err != nil {
-				_ = store.DeletePrefix(c.UserContext(), plan.uploadDir)
-				return err
-			}
 		}
 		plan.files = append(plan.files, f)
+	}
+	if err := s.storeUploads(c, store, plan.files, files); err != nil {
+		_ = store.DeletePrefix(c.UserContext(), plan.uploadDir)
+		return err
 	}
 	task, err := s.startImport(c, plan)
 	if err != nil {
@@ -368,18 +370,60 @@ func (s *Server) unsupported(p *importPlan, name string) string {
 	return fmt.Sprintf("%s: %v: .%s (supported: %s)", name, convert.ErrUnsupported, convert.Ext(name), strings.Join(formats, ", "))
 }
 
+// uploadWriters is how many uploaded files are written to the store at
+// once: each write waits mostly on the store (a sync to disk, a request to
+// S3), so several overlap instead of adding up.
+const uploadWriters = 8
+
+// storeUploads writes the uploaded files that have a key (the accepted ones)
+// into the store, uploadWriters at once; the first error is returned.
+func (s *Server) storeUploads(c *fiber.Ctx, store blob.Store, files []activities.ImportFile, fhs []*multipart.FileHeader) error {
+	ctx := c.UserContext() // the goroutines use no fiber.Ctx (not safe to share)
+	sem := make(chan struct{}, uploadWriters)
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	var first error
+	for i, f := range files {
+		if f.Key == "" {
+			continue
+		}
+		sem <- struct{}{}
+		wg.Add(1)
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			if err := storeUpload(ctx, store, f.Key, fhs[i]); err != nil {
+				mu.Lock()
+				if first == nil {
+					first = err
+				}
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	var open *openError
+	if errors.As(first, &open) {
+		return first
+	}
+	return s.blobError(c, first)
+}
+
+// openError is an uploaded file that could not be read back from the form.
+type openError struct{ err error }
+
+func (e *openError) Error() string { return "open upload: " + e.err.Error() }
+func (e *openError) Unwrap() error { return e.err }
+
 // storeUpload streams one uploaded file into the store.
-func (s *Server) storeUpload(c *fiber.Ctx, store blob.Store, key string, fh *multipart.FileHeader) error {
+func storeUpload(ctx context.Context, store blob.Store, key string, fh *multipart.FileHeader) error {
 	f, err := fh.Open()
 	if err != nil {
-		return fmt.Errorf("open upload: %w", err)
+		return &openError{err}
 	}
 	defer f.Close()
 	meta := map[string]string{blob.MetaOriginalFilename: fh.Filename}
-	if _, err := store.Put(c.UserContext(), key, f, fh.Size, blob.DefaultContentType, meta); err != nil {
-		return s.blobError(c, err)
-	}
-	return nil
+	_, err = store.Put(ctx, key, f, fh.Size, blob.DefaultContentType, meta)
+	return err
 }
 
 // startImport starts the import workflow and answers its task.

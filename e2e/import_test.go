@@ -186,6 +186,26 @@ func TestImportFiles(t *testing.T) {
 			if err != nil || res.Created || res.DocumentID != p.Items[0].DocumentID {
 				t.Fatalf("retried activity: %+v %v", res, err)
 			}
+			// So does a retried batch; in the same batch a file that is no
+			// longer in the store fails alone with its reason.
+			bres, err := imp.ImportBatch(context.Background(), activities.ImportBatchInput{
+				Spec:        activities.ImportSpec{ImportID: task.ID, TenantID: 1, SiteID: site, Status: "published"},
+				Concurrency: 2, Files: []activities.ImportBatchFile{
+					{Index: 0, File: activities.ImportFile{Name: files[0].name, Source: activities.SourceUpload, Key: "gone"}},
+					{Index: 1000, File: activities.ImportFile{Name: "lost.md", Source: activities.SourceUpload,
+						Key: fmt.Sprintf("sites/%d/imports/%s/src/lost.md", site, task.ID)}}}})
+			if err != nil || len(bres.Items) != 2 {
+				t.Fatalf("retried batch: %+v %v", bres, err)
+			}
+			if it := bres.Items[0]; it.Created || it.DocumentID != p.Items[0].DocumentID || it.Title != p.Items[0].Title || it.Reason != "" {
+				t.Fatalf("retried batch, done file: %+v, want document %d %q", it, p.Items[0].DocumentID, p.Items[0].Title)
+			}
+			if it := bres.Items[1]; it.DocumentID != 0 || !strings.Contains(it.Reason, "lost.md: the file is no longer in the store") {
+				t.Fatalf("retried batch, missing file: %+v", it)
+			}
+			if n := a.countDocs(site); n != good {
+				t.Fatalf("after the retried batch: %d documents, want %d", n, good)
+			}
 			// So does a retried job: the failed files fail again, nothing doubles.
 			a.admin("POST", "/admin/api/v1/jobs/"+task.ID+":retry", nil, nil)
 			j2 := a.waitImport(task.ID, 2*time.Minute)

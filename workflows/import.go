@@ -46,6 +46,9 @@ type ImportInput struct {
 	UploadPrefix string
 }
 
+// importAttempts is how often a file's (or a batch's) activity is tried.
+const importAttempts = 5
+
 // importOptions retry a file's activity on transient failures (a worker
 // that died, a processor that is down); a file that cannot be converted
 // fails at once with a non-retryable error. The heartbeat timeout lets a
@@ -54,13 +57,34 @@ var importOptions = workflow.ActivityOptions{
 	StartToCloseTimeout: 15 * time.Minute,
 	HeartbeatTimeout:    15 * time.Second,
 	RetryPolicy: &temporal.RetryPolicy{InitialInterval: time.Second, BackoffCoefficient: 2,
-		MaximumInterval: 30 * time.Second, MaximumAttempts: 5},
+		MaximumInterval: 30 * time.Second, MaximumAttempts: importAttempts},
 }
 
-// Import converts each file into a document with bounded concurrency, one
-// activity per file, so one bad file fails alone with its reason; the
-// documents to vectorize are indexed in groups as they accumulate. Its
-// progress (QueryProgress) has the per-file items.
+// importBatchOptions are importOptions for a batch of files: a longer
+// limit, since one attempt converts several files.
+var importBatchOptions = func() workflow.ActivityOptions {
+	o := importOptions
+	o.StartToCloseTimeout = time.Hour
+	return o
+}()
+
+// Batch bounds: the files and the bytes of one ImportBatch activity.
+const (
+	importBatchFiles = 16
+	importBatchBytes = 32 << 20
+)
+
+// importVersionBatches is the version of Import that converts files in
+// batches (ImportBatch) instead of one activity per file (ImportFile).
+const importVersionBatches = 1
+
+// Import converts each file into a document with bounded concurrency, in
+// batches of files (one activity converts up to importBatchFiles), so the
+// per-activity cost is paid once per batch while one bad file still fails
+// alone with its reason; the documents to vectorize are indexed in groups as
+// they accumulate. Its progress (QueryProgress) has the per-file items.
+// Histories started before batches (version DefaultVersion) keep running one
+// ImportFile activity per file.
 func Import(ctx workflow.Context, in ImportInput) (BatchProgress, error) {
 	n := len(in.Files)
 	p := BatchProgress{Total: n, Pending: n, FailedIDs: []int64{}, Items: make([]ItemResult, n)}
@@ -71,91 +95,209 @@ func Import(ctx workflow.Context, in ImportInput) (BatchProgress, error) {
 	if err := ServeProgress(ctx, &p); err != nil {
 		return p, err
 	}
-	limit := max(in.Concurrency, 1)
-	inFlight := 0
-	wg := workflow.NewWaitGroup(ctx)
-	var toIndex []int64
-	itemOf := map[int64]int{}
-	indexing := 0
-	flush := func(ids []int64) {
-		indexing++
-		wg.Add(1)
-		workflow.Go(ctx, func(gctx workflow.Context) {
-			defer wg.Done()
-			_, failed := indexGroup(gctx, ids)
-			bad := map[int64]bool{}
-			for _, id := range failed {
-				bad[id] = true
-			}
-			for _, id := range ids {
-				it := &p.Items[itemOf[id]]
-				it.VectorStatus = "completed"
-				if bad[id] {
-					it.VectorStatus = "failed"
-					p.FailedIDs = append(p.FailedIDs, id)
-				}
-			}
-			indexing--
-		})
+	r := &importRun{in: in, p: &p, wg: workflow.NewWaitGroup(ctx), itemOf: map[int64]int{}}
+	var err error
+	if workflow.GetVersion(ctx, "import-batches", workflow.DefaultVersion, importVersionBatches) == workflow.DefaultVersion {
+		err = r.perFile(ctx)
+	} else {
+		err = r.batched(ctx)
 	}
-	for i, f := range in.Files {
-		if f.Reject != "" {
-			p.Pending--
-			p.Failed++
-			p.Items[i].Status, p.Items[i].Reason = ItemFailed, f.Reject
-			continue
-		}
-		if err := workflow.Await(ctx, func() bool { return inFlight < limit }); err != nil {
-			return p, err // cancelled
-		}
-		inFlight++
-		p.Pending--
-		p.Running++
-		p.Items[i].Status = ItemRunning
-		wg.Add(1)
-		workflow.Go(ctx, func(gctx workflow.Context) {
-			defer wg.Done()
-			var a *activities.Import
-			var res activities.ImportFileResult
-			err := workflow.ExecuteActivity(workflow.WithActivityOptions(gctx, importOptions), a.ImportFile,
-				activities.ImportFileInput{Spec: in.ImportSpec, Index: i, File: f}).Get(gctx, &res)
-			inFlight--
-			p.Running--
-			it := &p.Items[i]
-			if err != nil {
-				p.Failed++
-				it.Status, it.Reason = ItemFailed, RootMessage(err)
-				return
-			}
-			p.Completed++
-			it.Status, it.DocumentID, it.Title = ItemCompleted, res.DocumentID, res.Title
-			if in.Vectorize {
-				itemOf[res.DocumentID] = i
-				toIndex = append(toIndex, res.DocumentID)
-				if len(toIndex) >= DefaultGroupSize && indexing == 0 {
-					ids := toIndex
-					toIndex = nil
-					flush(ids)
-				}
-			}
-		})
+	if err != nil {
+		return p, err // cancelled
 	}
 	// Files first; then the documents not yet indexed.
-	if err := workflow.Await(ctx, func() bool { return inFlight == 0 }); err != nil {
-		return p, err
+	if len(r.toIndex) > 0 {
+		r.flush(ctx, r.toIndex)
+		r.toIndex = nil
 	}
-	if len(toIndex) > 0 {
-		flush(toIndex)
-		toIndex = nil
-	}
-	if indexing > 0 {
+	if r.indexing > 0 {
 		p.Step = StepIndexing
 	}
-	wg.Wait(ctx)
+	r.wg.Wait(ctx)
 	if in.UploadPrefix != "" && p.Failed == 0 {
 		var a *activities.Import
 		_ = workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, shortOptions), a.RemoveUploads, in.UploadPrefix).Get(ctx, nil)
 	}
 	p.Done, p.Step = true, StepDone
 	return p, nil
+}
+
+// importRun is the state of one Import execution shared by its per-file
+// and batched paths.
+type importRun struct {
+	in       ImportInput
+	p        *BatchProgress
+	wg       workflow.WaitGroup
+	inFlight int
+	toIndex  []int64
+	itemOf   map[int64]int // document id → item index
+	indexing int
+}
+
+// flush indexes a group of created documents in the background.
+func (r *importRun) flush(ctx workflow.Context, ids []int64) {
+	r.indexing++
+	r.wg.Add(1)
+	workflow.Go(ctx, func(gctx workflow.Context) {
+		defer r.wg.Done()
+		_, failed := indexGroup(gctx, ids)
+		bad := map[int64]bool{}
+		for _, id := range failed {
+			bad[id] = true
+		}
+		for _, id := range ids {
+			it := &r.p.Items[r.itemOf[id]]
+			it.VectorStatus = "completed"
+			if bad[id] {
+				it.VectorStatus = "failed"
+				r.p.FailedIDs = append(r.p.FailedIDs, id)
+			}
+		}
+		r.indexing--
+	})
+}
+
+// reject fails a file the API refused without running it.
+func (r *importRun) reject(i int, reason string) {
+	r.p.Pending--
+	r.p.Failed++
+	r.p.Items[i].Status, r.p.Items[i].Reason = ItemFailed, reason
+}
+
+// start marks a file running.
+func (r *importRun) start(i int) {
+	r.p.Pending--
+	r.p.Running++
+	r.p.Items[i].Status = ItemRunning
+}
+
+// finish records a running file's outcome ("" reason: imported as id) and
+// queues its document for indexing.
+func (r *importRun) finish(ctx workflow.Context, i int, id int64, title, reason string) {
+	r.p.Running--
+	it := &r.p.Items[i]
+	if reason != "" {
+		r.p.Failed++
+		it.Status, it.Reason = ItemFailed, reason
+		return
+	}
+	r.p.Completed++
+	it.Status, it.DocumentID, it.Title = ItemCompleted, id, title
+	if r.in.Vectorize {
+		r.itemOf[id] = i
+		r.toIndex = append(r.toIndex, id)
+		if len(r.toIndex) >= DefaultGroupSize && r.indexing == 0 {
+			ids := r.toIndex
+			r.toIndex = nil
+			r.flush(ctx, ids)
+		}
+	}
+}
+
+// perFile runs one ImportFile activity per file (histories started before
+// batches).
+func (r *importRun) perFile(ctx workflow.Context) error {
+	limit := max(r.in.Concurrency, 1)
+	for i, f := range r.in.Files {
+		if f.Reject != "" {
+			r.reject(i, f.Reject)
+			continue
+		}
+		if err := workflow.Await(ctx, func() bool { return r.inFlight < limit }); err != nil {
+			return err
+		}
+		r.inFlight++
+		r.start(i)
+		r.wg.Add(1)
+		workflow.Go(ctx, func(gctx workflow.Context) {
+			defer r.wg.Done()
+			var a *activities.Import
+			var res activities.ImportFileResult
+			err := workflow.ExecuteActivity(workflow.WithActivityOptions(gctx, importOptions), a.ImportFile,
+				activities.ImportFileInput{Spec: r.in.ImportSpec, Index: i, File: f}).Get(gctx, &res)
+			r.inFlight--
+			if err != nil {
+				r.finish(gctx, i, 0, "", RootMessage(err))
+				return
+			}
+			r.finish(gctx, i, res.DocumentID, res.Title, "")
+		})
+	}
+	return workflow.Await(ctx, func() bool { return r.inFlight == 0 })
+}
+
+// batched runs the files in ImportBatch activities: the rejected files fail
+// at once, the others are cut into batches (importBatches) of which up to
+// Concurrency run at once, each converting its share of the Concurrency
+// files at once.
+func (r *importRun) batched(ctx workflow.Context) error {
+	limit := max(r.in.Concurrency, 1)
+	var accepted []activities.ImportBatchFile
+	for i, f := range r.in.Files {
+		if f.Reject != "" {
+			r.reject(i, f.Reject)
+			continue
+		}
+		accepted = append(accepted, activities.ImportBatchFile{Index: i, File: f})
+	}
+	batches := importBatches(accepted, limit)
+	slots := min(limit, max(len(batches), 1))
+	conc := max(limit/slots, 1)
+	for _, b := range batches {
+		if err := workflow.Await(ctx, func() bool { return r.inFlight < slots }); err != nil {
+			return err
+		}
+		r.inFlight++
+		for _, f := range b {
+			r.start(f.Index)
+		}
+		r.wg.Add(1)
+		workflow.Go(ctx, func(gctx workflow.Context) {
+			defer r.wg.Done()
+			var a *activities.Import
+			var res activities.ImportBatchResult
+			err := workflow.ExecuteActivity(workflow.WithActivityOptions(gctx, importBatchOptions), a.ImportBatch,
+				activities.ImportBatchInput{Spec: r.in.ImportSpec, Files: b, Concurrency: conc, MaxAttempts: importAttempts}).Get(gctx, &res)
+			r.inFlight--
+			got := map[int]activities.ImportBatchItem{}
+			for _, it := range res.Items {
+				got[it.Index] = it
+			}
+			for _, f := range b {
+				it, ok := got[f.Index]
+				switch {
+				case err != nil:
+					r.finish(gctx, f.Index, 0, "", RootMessage(err))
+				case !ok:
+					r.finish(gctx, f.Index, 0, "", f.File.Name+": the batch returned no result for this file")
+				default:
+					r.finish(gctx, f.Index, it.DocumentID, it.Title, it.Reason)
+				}
+			}
+		})
+	}
+	return workflow.Await(ctx, func() bool { return r.inFlight == 0 })
+}
+
+// importBatches cuts the files into batches: as many as it takes for
+// Concurrency batches to share the files evenly, at most importBatchFiles
+// files and (where sizes are known) importBatchBytes bytes each; a larger
+// file goes alone.
+func importBatches(files []activities.ImportBatchFile, concurrency int) [][]activities.ImportBatchFile {
+	if len(files) == 0 {
+		return nil
+	}
+	per := min(max((len(files)+concurrency-1)/concurrency, 1), importBatchFiles)
+	var out [][]activities.ImportBatchFile
+	var cur []activities.ImportBatchFile
+	var bytes int64
+	for _, f := range files {
+		if len(cur) > 0 && (len(cur) >= per || bytes+f.File.Size > importBatchBytes) {
+			out = append(out, cur)
+			cur, bytes = nil, 0
+		}
+		cur = append(cur, f)
+		bytes += f.File.Size
+	}
+	return append(out, cur)
 }

@@ -3,21 +3,25 @@ package workflows
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 
 	"github.com/lorekb/lore/activities"
 	"github.com/stretchr/testify/mock"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/testsuite"
+	"go.temporal.io/sdk/workflow"
 )
 
-// TestImportOneBadFileFailsAlone: a file whose activity fails for good, one
+// TestImportOneBadFileFailsAlone: in an import started before batches (one
+// ImportFile activity per file), a file whose activity fails for good, one
 // the API rejected and one whose activity fails once and is retried all end
 // as they should while the others complete; the created documents are
 // indexed in one group and the uploads of an import with failures are kept.
 func TestImportOneBadFileFailsAlone(t *testing.T) {
 	var s testsuite.WorkflowTestSuite
 	env := s.NewTestWorkflowEnvironment()
+	env.OnGetVersion("import-batches", workflow.DefaultVersion, importVersionBatches).Return(workflow.DefaultVersion)
 	var imp *activities.Import
 	var vec *activities.Vectorize
 	env.RegisterActivity(imp)
@@ -49,14 +53,7 @@ func TestImportOneBadFileFailsAlone(t *testing.T) {
 		UploadPrefix: "sites/1/imports/import-1-x/src/",
 		Files: []activities.ImportFile{{Name: "a.md"}, {Name: "locked.pdf"}, {Name: "b.zip", Reject: "b.zip: unsupported file type"},
 			{Name: "flaky.md"}, {Name: "c.docx"}}}
-	env.ExecuteWorkflow(Import, in)
-	if err := env.GetWorkflowError(); err != nil {
-		t.Fatal(err)
-	}
-	var p BatchProgress
-	if err := env.GetWorkflowResult(&p); err != nil {
-		t.Fatal(err)
-	}
+	p := runImport(t, env, in)
 	if !p.Done || p.Total != 5 || p.Completed != 3 || p.Failed != 2 || p.Running != 0 || p.Pending != 0 {
 		t.Fatalf("progress %+v", p)
 	}
@@ -80,4 +77,168 @@ func TestImportOneBadFileFailsAlone(t *testing.T) {
 	if removed {
 		t.Fatal("uploads removed although files failed (a job retry needs them)")
 	}
+}
+
+// TestImportBatchesOneBadFileFailsAlone: the batched import (the current
+// version) cuts the files into ImportBatch activities; a file the batch
+// reports failed fails alone with its reason, a rejected file never runs, a
+// batch whose first attempt fails after writing some documents is retried
+// and the retry does not create a second document for a file (the fake
+// keeps the documents by import and index as the database does), and every
+// created document is indexed once.
+func TestImportBatchesOneBadFileFailsAlone(t *testing.T) {
+	var s testsuite.WorkflowTestSuite
+	env := s.NewTestWorkflowEnvironment()
+	var imp *activities.Import
+	var vec *activities.Vectorize
+	env.RegisterActivity(imp)
+	env.RegisterActivity(vec)
+	created := map[int]int64{} // index → document, as import_items keeps them
+	creations := map[int]int{}
+	attempts, failedOnce := 0, false
+	var batches [][]int
+	nextID := int64(100)
+	env.OnActivity(imp.ImportBatch, mock.Anything, mock.Anything).Return(
+		func(ctx context.Context, in activities.ImportBatchInput) (activities.ImportBatchResult, error) {
+			attempts++
+			var idx []int
+			var out activities.ImportBatchResult
+			flaky := false
+			for _, f := range in.Files {
+				idx = append(idx, f.Index)
+				it := activities.ImportBatchItem{Index: f.Index}
+				switch id, ok := created[f.Index]; {
+				case ok:
+					it.DocumentID, it.Title = id, f.File.Name
+				case f.File.Name == "locked.pdf":
+					it.Reason = "locked.pdf: the file is encrypted"
+				case f.File.Name == "flaky.md" && !failedOnce:
+					flaky, failedOnce = true, true // fails once, after the others of its batch were written
+					continue
+				default:
+					nextID++
+					created[f.Index] = nextID
+					creations[f.Index]++
+					it.DocumentID, it.Title, it.Created = nextID, f.File.Name, true
+				}
+				out.Items = append(out.Items, it)
+			}
+			batches = append(batches, idx)
+			if flaky {
+				return activities.ImportBatchResult{}, errors.New("processor unavailable")
+			}
+			if in.MaxAttempts != importAttempts {
+				return activities.ImportBatchResult{}, temporal.NewNonRetryableApplicationError("MaxAttempts not passed", "test", nil)
+			}
+			return out, nil
+		})
+	var indexed []int64
+	env.OnActivity(vec.IndexDocuments, mock.Anything, mock.Anything).Return(
+		func(ctx context.Context, g activities.DocGroup) (activities.GroupResult, error) {
+			indexed = append(indexed, g.DocumentIDs...)
+			return activities.GroupResult{Completed: g.DocumentIDs}, nil
+		})
+	env.OnActivity(imp.RemoveUploads, mock.Anything, mock.Anything).Return(nil)
+	files := []activities.ImportFile{{Name: "a.md"}, {Name: "locked.pdf"}, {Name: "b.zip", Reject: "b.zip: unsupported file type"},
+		{Name: "flaky.md"}, {Name: "c.docx"}}
+	for i := 0; i < 40; i++ {
+		files = append(files, activities.ImportFile{Name: fmt.Sprintf("more-%d.md", i)})
+	}
+	in := ImportInput{ImportSpec: activities.ImportSpec{ImportID: "import-1-y", SiteID: 1, Vectorize: true}, Concurrency: 2, Files: files}
+	p := runImport(t, env, in)
+	if !p.Done || p.Total != 45 || p.Completed != 43 || p.Failed != 2 || p.Running != 0 || p.Pending != 0 {
+		t.Fatalf("progress %+v", p)
+	}
+	for i, it := range p.Items {
+		switch i {
+		case 1:
+			if it.Status != ItemFailed || it.Reason != "locked.pdf: the file is encrypted" {
+				t.Fatalf("item 1: %+v", it)
+			}
+		case 2:
+			if it.Status != ItemFailed || it.Reason != "b.zip: unsupported file type" {
+				t.Fatalf("item 2: %+v", it)
+			}
+		default:
+			if it.Status != ItemCompleted || it.DocumentID != created[i] || it.Title != files[i].Name || it.VectorStatus != "completed" {
+				t.Fatalf("item %d: %+v (document %d)", i, it, created[i])
+			}
+		}
+	}
+	for i, n := range creations {
+		if n != 1 {
+			t.Fatalf("file %d: %d documents created, want exactly 1", i, n)
+		}
+	}
+	// 44 accepted files, 2 at once: batches of at most 16 files, two
+	// attempts of the flaky file's batch, the rejected file in none.
+	seen := map[int]int{}
+	for _, b := range batches {
+		if len(b) > importBatchFiles {
+			t.Fatalf("batch of %d files", len(b))
+		}
+		for _, i := range b {
+			seen[i]++
+		}
+	}
+	if len(batches) != 4 || seen[2] != 0 || seen[3] != 2 || seen[0] != 2 || seen[20] != 1 {
+		t.Fatalf("batches %v", batches)
+	}
+	if len(indexed) != 43 {
+		t.Fatalf("indexed %d documents, want 43", len(indexed))
+	}
+}
+
+// TestImportBatchesBounds: batches share the files evenly over the
+// concurrency, hold at most importBatchFiles files and importBatchBytes
+// bytes (a larger file alone), and keep the files' order.
+func TestImportBatchesBounds(t *testing.T) {
+	mk := func(sizes ...int64) []activities.ImportBatchFile {
+		var out []activities.ImportBatchFile
+		for i, s := range sizes {
+			out = append(out, activities.ImportBatchFile{Index: i, File: activities.ImportFile{Size: s}})
+		}
+		return out
+	}
+	lens := func(bs [][]activities.ImportBatchFile) []int {
+		var out []int
+		next := 0
+		for _, b := range bs {
+			out = append(out, len(b))
+			for _, f := range b {
+				if f.Index != next {
+					t.Fatalf("order broken: %d, want %d", f.Index, next)
+				}
+				next++
+			}
+		}
+		return out
+	}
+	if got := lens(importBatches(mk(make([]int64, 10)...), 4)); fmt.Sprint(got) != "[3 3 3 1]" {
+		t.Fatalf("10 files, 4 at once: %v", got)
+	}
+	if got := lens(importBatches(mk(make([]int64, 100)...), 2)); fmt.Sprint(got) != "[16 16 16 16 16 16 4]" {
+		t.Fatalf("100 files, 2 at once: %v", got)
+	}
+	big := int64(importBatchBytes/2 + 1)
+	if got := lens(importBatches(mk(1, big, big, importBatchBytes*2, 1), 1)); fmt.Sprint(got) != "[2 1 1 1]" {
+		t.Fatalf("sizes: %v", got)
+	}
+	if got := importBatches(nil, 4); got != nil {
+		t.Fatalf("no files: %v", got)
+	}
+}
+
+// runImport runs the import workflow to its end and returns its progress.
+func runImport(t *testing.T, env *testsuite.TestWorkflowEnvironment, in ImportInput) BatchProgress {
+	t.Helper()
+	env.ExecuteWorkflow(Import, in)
+	if err := env.GetWorkflowError(); err != nil {
+		t.Fatal(err)
+	}
+	var p BatchProgress
+	if err := env.GetWorkflowResult(&p); err != nil {
+		t.Fatal(err)
+	}
+	return p
 }

@@ -60,6 +60,109 @@ func (d *DB) CreateImportedDocument(ctx context.Context, importID string, index 
 	return doc.ID, true, nil
 }
 
+// ImportedDoc is a document an import created for one of its files.
+type ImportedDoc struct {
+	Index int
+	ID    int64
+	Title string
+}
+
+// ImportedDocuments returns the documents an import already created for
+// the given file indexes (one query for a batch, so a retried batch skips
+// its done files), keyed by index.
+func (d *DB) ImportedDocuments(ctx context.Context, importID string, indexes []int) (map[int]ImportedDoc, error) {
+	out := map[int]ImportedDoc{}
+	if len(indexes) == 0 {
+		return out, nil
+	}
+	var rows []struct {
+		ItemIndex  int    `bun:"item_index"`
+		DocumentID int64  `bun:"document_id"`
+		Title      string `bun:"title"`
+	}
+	err := d.NewSelect().TableExpr("import_items AS it").
+		ColumnExpr("it.item_index, it.document_id, COALESCE(d.title, '') AS title").
+		Join("LEFT JOIN documents AS d ON d.id = it.document_id").
+		Where("it.import_id = ? AND it.item_index IN (?)", importID, bun.In(indexes)).Scan(ctx, &rows)
+	if err != nil {
+		return nil, Classify(err)
+	}
+	for _, r := range rows {
+		out[r.ItemIndex] = ImportedDoc{Index: r.ItemIndex, ID: r.DocumentID, Title: r.Title}
+	}
+	return out, nil
+}
+
+// NewImportedDoc is one document of CreateImportedDocuments.
+type NewImportedDoc struct {
+	Index int
+	Doc   *models.Document
+}
+
+// CreateImportedDocuments creates the documents of several files of one
+// import (one batch) and their import items in one transaction, the
+// per-file cost of a round trip and a commit paid once. When an item
+// already exists (a concurrent attempt won) the transaction is undone and
+// each file goes through CreateImportedDocument, which keeps the existing
+// document: one file never makes two documents. created[i] is false where
+// an earlier attempt had created docs[i]'s document.
+func (d *DB) CreateImportedDocuments(ctx context.Context, importID string, docs []NewImportedDoc) (created []bool, err error) {
+	if len(docs) == 0 {
+		return nil, nil
+	}
+	now := time.Now().UTC()
+	rows := make([]*models.Document, len(docs))
+	for i, nd := range docs {
+		nd.Doc.CreatedAt, nd.Doc.UpdatedAt = now, now
+		if nd.Doc.ContentVersion == 0 {
+			nd.Doc.ContentVersion = 1
+		}
+		rows[i] = nd.Doc
+	}
+	err = d.Tx(ctx, func(ctx context.Context, tx bun.Tx) error {
+		checked := map[int64]bool{}
+		for _, r := range rows {
+			if r.CollectionID != nil && checked[*r.CollectionID] {
+				continue
+			}
+			if err := d.checkDocCollection(ctx, tx, r.SiteID, r.CollectionID); err != nil {
+				return err
+			}
+			if r.CollectionID != nil {
+				checked[*r.CollectionID] = true
+			}
+		}
+		if _, err := tx.NewInsert().Model(&rows).Exec(ctx); err != nil {
+			return err
+		}
+		items := make([]models.ImportItem, len(docs))
+		for i, nd := range docs {
+			items[i] = models.ImportItem{ImportID: importID, ItemIndex: nd.Index, DocumentID: nd.Doc.ID, CreatedAt: now}
+		}
+		_, err := tx.NewInsert().Model(&items).Exec(ctx)
+		return err
+	})
+	created = make([]bool, len(docs))
+	if errors.Is(err, ErrConflict) {
+		for i, nd := range docs {
+			nd.Doc.ID = 0
+			id, c, err := d.CreateImportedDocument(ctx, importID, nd.Index, nd.Doc)
+			if err != nil {
+				return nil, err
+			}
+			nd.Doc.ID, created[i] = id, c
+		}
+		return created, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	for i := range created {
+		created[i] = true
+	}
+	return created, nil
+}
+
 // CountImportItems counts the documents an import created (tests, chaos).
 func (d *DB) CountImportItems(ctx context.Context, importID string) (int, error) {
 	n, err := d.NewSelect().Model((*models.ImportItem)(nil)).Where("import_id = ?", importID).Count(ctx)

@@ -1,0 +1,102 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"time"
+
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/sdk/client"
+	tlog "go.temporal.io/sdk/log"
+)
+
+// importPhases splits one import's wall time into where it went, from the
+// bench's clock and the workflow's history, so the report says what the
+// fixed cost per file is made of.
+type importPhases struct {
+	post       time.Duration // POST documents:import until its answer (upload, store, workflow start)
+	toFirstAct time.Duration // the answer until the first activity was scheduled
+	acts       time.Duration // first activity scheduled until the last one completed
+	afterActs  time.Duration // last activity completed until the workflow completed
+	seen       time.Duration // the workflow completed until the bench's read of the job answered
+	activities int
+	actBusy    time.Duration // sum of the activities' own run time (started → completed)
+	dispatch   time.Duration // sum of scheduled → started
+	wfts       int
+	events     int
+}
+
+func (p *importPhases) String() string {
+	if p == nil {
+		return "phases unknown"
+	}
+	return fmt.Sprintf("POST (upload+start) %s; POST answered → first activity scheduled %s; activities %s (%d activities, busy %s summed, dispatch %s summed); "+
+		"last activity → workflow closed %s; closed → job read by the bench %s; %d workflow tasks, %d events",
+		ms(p.post), ms(p.toFirstAct), ms(p.acts), p.activities, ms(p.actBusy), ms(p.dispatch), ms(p.afterActs), ms(p.seen), p.wfts, p.events)
+}
+
+// waitWorkflow waits until the workflow id closes (whatever its outcome).
+func (b *bench) waitWorkflow(ctx context.Context, id string) error {
+	c, err := client.Dial(client.Options{HostPort: b.taddr, Logger: tlog.NewStructuredLogger(slog.New(slog.NewTextHandler(io.Discard, nil)))})
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	_ = c.GetWorkflow(ctx, id, "").Get(ctx, nil) // a failed import shows in the job the caller reads next
+	return ctx.Err()
+}
+
+// readImportPhases reads the import workflow's history; answered is when the
+// POST answered and seen when the bench saw the job completed.
+func (b *bench) readImportPhases(ctx context.Context, id string, t0, answered, seen time.Time) (*importPhases, error) {
+	c, err := client.Dial(client.Options{HostPort: b.taddr, Logger: tlog.NewStructuredLogger(slog.New(slog.NewTextHandler(io.Discard, nil)))})
+	if err != nil {
+		return nil, err
+	}
+	defer c.Close()
+	p := &importPhases{post: answered.Sub(t0)}
+	var firstSched, lastDone, closed time.Time
+	started := map[int64]time.Time{}
+	sched := map[int64]time.Time{}
+	it := c.GetWorkflowHistory(ctx, id, "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+	for it.HasNext() {
+		ev, err := it.Next()
+		if err != nil {
+			return nil, err
+		}
+		p.events++
+		at := ev.EventTime.AsTime()
+		switch ev.EventType {
+		case enumspb.EVENT_TYPE_WORKFLOW_TASK_COMPLETED:
+			p.wfts++
+		case enumspb.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED:
+			p.activities++
+			sched[ev.EventId] = at
+			if firstSched.IsZero() {
+				firstSched = at
+			}
+		case enumspb.EVENT_TYPE_ACTIVITY_TASK_STARTED:
+			sid := ev.GetActivityTaskStartedEventAttributes().ScheduledEventId
+			started[sid] = at
+			p.dispatch += at.Sub(sched[sid])
+		case enumspb.EVENT_TYPE_ACTIVITY_TASK_COMPLETED, enumspb.EVENT_TYPE_ACTIVITY_TASK_FAILED:
+			sid := ev.GetActivityTaskCompletedEventAttributes().GetScheduledEventId()
+			if sid == 0 {
+				sid = ev.GetActivityTaskFailedEventAttributes().GetScheduledEventId()
+			}
+			p.actBusy += at.Sub(started[sid])
+			lastDone = at
+		case enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_COMPLETED:
+			closed = at
+		}
+	}
+	if !firstSched.IsZero() {
+		p.toFirstAct = firstSched.Sub(answered)
+		p.acts = lastDone.Sub(firstSched)
+		p.afterActs = closed.Sub(lastDone)
+	}
+	p.seen = seen.Sub(closed)
+	return p, nil
+}
