@@ -242,7 +242,7 @@ func (a *Chat) buildMessages(ctx context.Context, in ModelTurnInput) ([]llm.Mess
 	if conv.Summary != "" {
 		msgs = append(msgs, llm.Message{Role: llm.RoleSystem, Content: conv.Summary})
 	}
-	stored, err := a.toolResultContents(ctx, in.ThreadID, in.Turn)
+	texts, err := a.toolResultTexts(ctx, in.ThreadID, in.Turn)
 	if err != nil {
 		return nil, err
 	}
@@ -254,10 +254,10 @@ func (a *Chat) buildMessages(ctx context.Context, in ModelTurnInput) ([]llm.Mess
 			}
 		}
 	}
-	for _, m := range in.Turn {
+	for i, m := range in.Turn {
 		lm := llm.Message{Role: m.Role, Content: m.Content, ToolCalls: m.ToolCalls, ToolCallID: m.ToolCallID}
 		if m.ToolRef {
-			lm.Content = FormatToolResult(stored[m.ToolCallID], m.SourceStart)
+			lm.Content = texts[i]
 		}
 		if m.Notice != "" {
 			lm.Content = strings.TrimSpace(lm.Content + "\n\n" + m.Notice)

@@ -46,17 +46,17 @@ type PersistResult struct {
 // intermediate assistant rows with tool_calls, tool rows with tool_call_id,
 // then the final content row. Idempotent (see db.PersistTurn).
 func (a *Chat) Persist(ctx context.Context, in PersistInput) (PersistResult, error) {
-	stored, err := a.toolResultContents(ctx, in.ThreadID, in.Messages)
+	texts, err := a.toolResultTexts(ctx, in.ThreadID, in.Messages)
 	if err != nil {
 		return PersistResult{Messages: -1}, err
 	}
 	rows := make([]db.TurnRow, 0, len(in.Messages)+1)
-	for _, m := range in.Messages {
+	for i, m := range in.Messages {
 		switch {
 		case m.Role == llm.RoleAssistant && len(m.ToolCalls) > 0:
 			calls := make([]map[string]any, len(m.ToolCalls))
-			for i, tc := range m.ToolCalls {
-				calls[i] = map[string]any{"id": tc.ID, "type": "function",
+			for j, tc := range m.ToolCalls {
+				calls[j] = map[string]any{"id": tc.ID, "type": "function",
 					"function": map[string]string{"name": tc.Name, "arguments": tc.Arguments}, "elapsed_ms": in.ToolElapsed[tc.ID]}
 			}
 			b, _ := json.Marshal(calls)
@@ -64,7 +64,7 @@ func (a *Chat) Persist(ctx context.Context, in PersistInput) (PersistResult, err
 		case m.Role == llm.RoleTool:
 			content := m.Content
 			if m.ToolRef {
-				content = FormatToolResult(stored[m.ToolCallID], m.SourceStart)
+				content = texts[i]
 			}
 			if m.Notice != "" {
 				content = strings.TrimSpace(content + "\n\n" + m.Notice)

@@ -120,7 +120,7 @@ func (a *Chat) search(ctx context.Context, in SearchInput) (SearchResult, error)
 		return SearchResult{}, err
 	}
 	out := SearchResult{ToolCallID: in.ToolCallID, ChunkCount: len(hits), ContentHash: contentHash(string(content))}
-	a.results.put(in.ThreadID, in.ToolCallID, string(content), out.ContentHash, time.Now())
+	a.results.put(in.ThreadID, in.ToolCallID, string(content), out.ContentHash, res, time.Now())
 	h := sha256.New()
 	for _, p := range res.Passages {
 		h.Write([]byte(fmt.Sprintf("%d\x00%s\x00", p.DocumentID, p.Content)))
@@ -191,7 +191,18 @@ func mergeByDocument(hits []vector.Hit) []Passage {
 // passages from start.
 func FormatToolResult(stored string, start int) string {
 	var r storedResult
-	if json.Unmarshal([]byte(stored), &r) != nil || len(r.Passages) == 0 {
+	if json.Unmarshal([]byte(stored), &r) != nil {
+		r = storedResult{}
+	}
+	return formatResult(r, start)
+}
+
+// formatResult is FormatToolResult of a decoded result. A result kept in
+// memory (toolResults) was never through JSON, which replaces invalid UTF-8
+// with U+FFFD: the text is made valid here too (a run of invalid bytes
+// becomes one U+FFFD), so PostgreSQL accepts it in Persist.
+func formatResult(r storedResult, start int) string {
+	if len(r.Passages) == 0 {
 		return "No relevant documents found."
 	}
 	var b strings.Builder
@@ -201,5 +212,5 @@ func FormatToolResult(stored string, start int) string {
 		}
 		fmt.Fprintf(&b, "[%d] %s (relevance %.2f)\n%s", start+i, p.Title, p.Score, p.Content)
 	}
-	return b.String()
+	return strings.ToValidUTF8(b.String(), "\uFFFD")
 }

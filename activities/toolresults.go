@@ -28,6 +28,7 @@ type toolKey struct{ thread, call string }
 
 type toolEntry struct {
 	content, hash string
+	parsed        storedResult // content decoded, for formatting without decoding again
 	at            time.Time
 }
 
@@ -45,7 +46,7 @@ func contentHash(content string) string {
 	return hex.EncodeToString(h[:16])
 }
 
-func (c *toolResults) put(thread, call, content, hash string, now time.Time) {
+func (c *toolResults) put(thread, call, content, hash string, parsed storedResult, now time.Time) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.m == nil {
@@ -61,46 +62,53 @@ func (c *toolResults) put(thread, call, content, hash string, now time.Time) {
 			clear(c.m)
 		}
 	}
-	c.m[toolKey{thread, call}] = toolEntry{content: content, hash: hash, at: now}
+	c.m[toolKey{thread, call}] = toolEntry{content: content, hash: hash, parsed: parsed, at: now}
 }
 
-// get returns the content stored under thread and call if its hash is hash.
-func (c *toolResults) get(thread, call, hash string, now time.Time) (string, bool) {
+// get returns the entry stored under thread and call if its hash is hash.
+func (c *toolResults) get(thread, call, hash string, now time.Time) (toolEntry, bool) {
 	if hash == "" {
-		return "", false
+		return toolEntry{}, false
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	e, ok := c.m[toolKey{thread, call}]
 	if !ok || e.hash != hash || now.Sub(e.at) > toolResultTTL {
-		return "", false
+		return toolEntry{}, false
 	}
-	return e.content, true
+	return e, true
 }
 
-// toolResultContents returns the stored results of the turn's tool messages
-// by tool call id: from memory when this process stored them (see
-// toolResults), the rest from the database in one statement.
-func (a *Chat) toolResultContents(ctx context.Context, threadID string, turn []TurnMessage) (map[string]string, error) {
-	out := map[string]string{}
+// toolResultTexts returns, for each message of the turn, its tool result as
+// the model reads it (FormatToolResult, numbered from the message's
+// SourceStart; "" for a message without ToolRef): from memory when this
+// process stored the result (see toolResults), the rest from the database in
+// one statement.
+func (a *Chat) toolResultTexts(ctx context.Context, threadID string, turn []TurnMessage) ([]string, error) {
+	out := make([]string, len(turn))
 	var missing []string
+	var fromDB []int
 	now := time.Now()
-	for _, m := range turn {
+	for i, m := range turn {
 		if !m.ToolRef {
 			continue
 		}
-		if content, ok := a.results.get(threadID, m.ToolCallID, m.ToolHash, now); ok {
-			out[m.ToolCallID] = content
+		if e, ok := a.results.get(threadID, m.ToolCallID, m.ToolHash, now); ok {
+			out[i] = formatResult(e.parsed, m.SourceStart)
 			continue
 		}
 		missing = append(missing, m.ToolCallID)
+		fromDB = append(fromDB, i)
 	}
 	if len(missing) == 0 {
 		return out, nil
 	}
 	stored, err := a.D.DB.ToolResultContents(ctx, threadID, missing)
-	for id, content := range stored {
-		out[id] = content
+	if err != nil {
+		return nil, err
 	}
-	return out, err
+	for _, i := range fromDB {
+		out[i] = FormatToolResult(stored[turn[i].ToolCallID], turn[i].SourceStart)
+	}
+	return out, nil
 }

@@ -21,10 +21,17 @@ func TestToolResultsServeOnlyTheRecordedContent(t *testing.T) {
 		t.Fatalf("search result without content hash or passages: %+v", res)
 	}
 	id := "call-" + strconv.FormatInt(f.siteA, 10) + "-install-quokka-server"
-	mem, ok := f.a.results.get("t", id, res.ContentHash, time.Now())
-	if !ok || contentHash(mem) != res.ContentHash {
+	if e, ok := f.a.results.get("t", id, res.ContentHash, time.Now()); !ok || contentHash(e.content) != res.ContentHash {
 		t.Fatalf("the searching process did not keep the result it stored (ok=%v)", ok)
 	}
+	// What the model reads of it, formatted from the database row.
+	mem := FormatToolResult(func() string {
+		s, err := f.a.D.DB.ToolResultContents(ctx, "t", []string{id})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s[id]
+	}(), 3)
 
 	// Another process stores the call's result again (a retried search):
 	// the database now differs from this process's memory.
@@ -33,16 +40,16 @@ func TestToolResultsServeOnlyTheRecordedContent(t *testing.T) {
 		t.Fatal(err)
 	}
 	turn := func(hash string) []TurnMessage {
-		return []TurnMessage{{Role: "tool", ToolCallID: id, ToolRef: true, ToolHash: hash}}
+		return []TurnMessage{{Role: "assistant", Content: "x"}, {Role: "tool", ToolCallID: id, ToolRef: true, ToolHash: hash, SourceStart: 3}}
 	}
-	got, err := f.a.toolResultContents(ctx, "t", turn(res.ContentHash))
-	if err != nil || got[id] != mem {
-		t.Fatalf("recorded hash of this process's result: got %q (err %v), want the memory copy", got[id], err)
+	got, err := f.a.toolResultTexts(ctx, "t", turn(res.ContentHash))
+	if err != nil || got[1] != mem || got[0] != "" {
+		t.Fatalf("recorded hash of this process's result: got %q (err %v), want the memory copy %q", got, err, mem)
 	}
 	for name, hash := range map[string]string{"the other process's hash": contentHash(other), "no hash (older run)": ""} {
-		got, err := f.a.toolResultContents(ctx, "t", turn(hash))
-		if err != nil || got[id] != other {
-			t.Errorf("%s: got %q (err %v), want the database row", name, got[id], err)
+		got, err := f.a.toolResultTexts(ctx, "t", turn(hash))
+		if err != nil || got[1] != "No relevant documents found." {
+			t.Errorf("%s: got %q (err %v), want the database row", name, got, err)
 		}
 	}
 	if _, ok := f.a.results.get("t", id, res.ContentHash, time.Now().Add(toolResultTTL+time.Second)); ok {
@@ -55,7 +62,7 @@ func TestToolResultsBounded(t *testing.T) {
 	var c toolResults
 	now := time.Now()
 	for i := range 3 * maxToolResults {
-		c.put("t", strconv.Itoa(i), "x", "h", now)
+		c.put("t", strconv.Itoa(i), "x", "h", storedResult{}, now)
 	}
 	if n := len(c.m); n > maxToolResults {
 		t.Fatalf("%d entries, want at most %d", n, maxToolResults)

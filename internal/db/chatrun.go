@@ -185,8 +185,12 @@ func (d *DB) ChatSessionByThread(ctx context.Context, threadID string) (*models.
 
 // ConversationContext is the stored memory a model turn starts from.
 type ConversationContext struct {
-	Summary  string
-	Messages []models.ChatMessage // positions at or after the summary cut-off, in order
+	Summary string
+	// Messages are those at or after the summary cut-off, in order, with
+	// only Position, Role and Content read: what a model call and the
+	// summarizer use (the other columns, sources JSON above all, were read
+	// twice per turn for nothing).
+	Messages []models.ChatMessage
 }
 
 // LoadContext returns the summary and the messages after it.
@@ -200,7 +204,7 @@ func (d *DB) LoadContext(ctx context.Context, threadID string) (*ConversationCon
 		models.ChatMessage `bun:",extend"`
 		SessionSummary     string `bun:"session_summary"`
 	}
-	err := d.NewRaw(`SELECT m.*, s.summary AS session_summary FROM chat_messages AS m
+	err := d.NewRaw(`SELECT m.position, m.role, m.content, s.summary AS session_summary FROM chat_messages AS m
 JOIN chat_sessions AS s ON s.thread_id = m.thread_id
 WHERE m.thread_id = ? AND m.position >= s.summary_up_to ORDER BY m.position`, threadID).Scan(ctx, &rows)
 	if err != nil {

@@ -215,14 +215,24 @@ func (p *Policy) DialContext(ctx context.Context, network, addr string) (net.Con
 	return nil, firstErr
 }
 
+// MaxIdleConnsPerHost bounds the idle connections Client keeps per host.
+const MaxIdleConnsPerHost = 256
+
 // Client returns an HTTP client whose every connection goes through
 // DialContext: no proxy from the environment (the proxy's address would be
 // the one checked) and no redirects (an API endpoint that redirects could
 // send the next request elsewhere).
+//
+// It keeps up to MaxIdleConnsPerHost idle connections per host instead of
+// net/http's default of 2: model calls go to one or two hosts, many at once
+// (two per chat turn), and with 2 kept every call past the second dialled
+// (and, against a real provider, shook hands over TLS) anew.
 func (p *Policy) Client() *http.Client {
 	tr := http.DefaultTransport.(*http.Transport).Clone()
 	tr.Proxy = nil
 	tr.DialContext = p.DialContext
+	tr.MaxIdleConns = 4 * MaxIdleConnsPerHost
+	tr.MaxIdleConnsPerHost = MaxIdleConnsPerHost
 	return &http.Client{Transport: tr, CheckRedirect: func(*http.Request, []*http.Request) error {
 		return http.ErrUseLastResponse
 	}}

@@ -3,13 +3,16 @@ package netguard
 import (
 	"context"
 	"errors"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
 	"net/url"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 )
 
 func TestCheckURL(t *testing.T) {
@@ -102,5 +105,60 @@ func TestRedactURL(t *testing.T) {
 	}
 	if RedactURL("https://llm.example.com/v1") != "https://llm.example.com/v1" {
 		t.Fatal("changed a URL without credentials")
+	}
+}
+
+// Many calls at once to one model host reuse their connections: a second
+// wave of 30 concurrent requests opens none (net/http's default keeps 2).
+func TestClientKeepsConnectionsOfConcurrentCalls(t *testing.T) {
+	var mu sync.Mutex
+	opened := 0
+	release := make(chan struct{})
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		<-release
+		_, _ = w.Write([]byte("ok"))
+	}))
+	srv.Config.ConnState = func(_ net.Conn, s http.ConnState) {
+		if s == http.StateNew {
+			mu.Lock()
+			opened++
+			mu.Unlock()
+		}
+	}
+	srv.Start()
+	defer srv.Close()
+	p, _ := New(nil)
+	p.AllowURLHost(srv.URL)
+	c := p.Client()
+	wave := func() {
+		var wg sync.WaitGroup
+		for range 30 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				res, err := c.Get(srv.URL)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				_, _ = io.Copy(io.Discard, res.Body)
+				res.Body.Close()
+			}()
+		}
+		time.Sleep(200 * time.Millisecond) // all 30 in flight at once
+		for range 30 {
+			release <- struct{}{}
+		}
+		wg.Wait()
+	}
+	wave()
+	mu.Lock()
+	first := opened
+	mu.Unlock()
+	wave()
+	mu.Lock()
+	defer mu.Unlock()
+	if first != 30 || opened != first {
+		t.Fatalf("connections opened: %d by the first wave (want 30), %d more by the second (want 0)", first, opened-first)
 	}
 }
