@@ -109,17 +109,12 @@ func (a *Chat) search(ctx context.Context, in SearchInput) (SearchResult, error)
 	if err != nil {
 		return SearchResult{}, err
 	}
-	hits := make([]vector.Hit, len(results))
-	for i, r := range results {
-		hits[i] = r.Hit
-		hits[i].Score = float32(r.Relevance)
-	}
-	res := storedResult{Query: query, Passages: mergeByDocument(hits)}
+	res := storedResult{Query: query, Passages: SearchPassages(results)}
 	content, _ := json.Marshal(res)
 	if err := a.D.DB.SaveToolResult(ctx, &models.ToolResult{ToolCallID: in.ToolCallID, ThreadID: in.ThreadID, Content: string(content)}); err != nil {
 		return SearchResult{}, err
 	}
-	out := SearchResult{ToolCallID: in.ToolCallID, ChunkCount: len(hits), ContentHash: contentHash(string(content))}
+	out := SearchResult{ToolCallID: in.ToolCallID, ChunkCount: len(results), ContentHash: contentHash(string(content))}
 	a.results.put(in.ThreadID, in.ToolCallID, string(content), out.ContentHash, res, time.Now())
 	h := sha256.New()
 	for _, p := range res.Passages {
@@ -151,6 +146,19 @@ func (a *Chat) visible(ctx context.Context, siteID int64, hits []vector.Hit) ([]
 		}
 	}
 	return out, nil
+}
+
+// SearchPassages turns the pipeline's ranked chunks into the search tool's
+// passages: one per document, scored by the best relevance of its chunks.
+// It is exported so the quality benchmark (loreeval -offline) answers over
+// exactly what the chat's search stores.
+func SearchPassages(results []retrieve.Result) []Passage {
+	hits := make([]vector.Hit, len(results))
+	for i, r := range results {
+		hits[i] = r.Hit
+		hits[i].Score = float32(r.Relevance)
+	}
+	return mergeByDocument(hits)
 }
 
 // mergeByDocument groups fragments of one document into one passage (in

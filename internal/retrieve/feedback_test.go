@@ -1,23 +1,15 @@
 package retrieve
 
 import (
-	"context"
 	"testing"
 
-	"github.com/lorekb/lore/internal/rerank/lexical"
 	"github.com/lorekb/lore/internal/vector"
-	vlocal "github.com/lorekb/lore/internal/vector/local"
 )
 
 // TestRunFeedbackLiftsThePassageSharingTheTopsVocabulary: two passages
 // match the query alike, word for word; the one that also speaks the
 // vocabulary of the best passages (pseudo-relevance feedback) ranks first.
 func TestRunFeedbackLiftsThePassageSharingTheTopsVocabulary(t *testing.T) {
-	store, err := vlocal.Open(t.TempDir(), 8)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { store.Close() })
 	texts := []string{
 		"Pack files into a tarball archive with gzip compression.",
 		"Pack files: tarball archive, gzip compression.",
@@ -29,18 +21,9 @@ func TestRunFeedbackLiftsThePassageSharingTheTopsVocabulary(t *testing.T) {
 	}
 	var chunks []vector.Chunk
 	for i, tx := range texts {
-		id := int64(i + 1)
-		chunks = append(chunks, vector.Chunk{ID: vector.ChunkID(id, 1, 0), SiteID: 1, DocumentID: id, Version: 1,
-			Title: "Doc", Text: tx, Vector: []float32{1, 0, 0, 0, 0, 0, 0, 0}})
+		chunks = append(chunks, vector.Chunk{DocumentID: int64(i + 1), Title: "Doc", Text: tx})
 	}
-	if err := store.Upsert(context.Background(), chunks); err != nil {
-		t.Fatal(err)
-	}
-	p := Pipeline{Store: store, Reranker: lexical.New()}
-	res, err := p.Run(context.Background(), 1, "pack files", Options{RecallK: 50, TopK: 10, Stages: Stages{Keyword: true, Rerank: true}}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	res := keywordRerank(t, chunks, "pack files")
 	pos := map[int64]int{}
 	for i, r := range res {
 		pos[r.Hit.DocumentID] = i + 1

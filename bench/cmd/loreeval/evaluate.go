@@ -55,6 +55,11 @@ func (e *evaluation) evaluate(ctx context.Context) error {
 		}
 		s.bm25 = newBM25(s.files)
 	}
+	if e.o.keep {
+		if err := writeKept(e.work, sites); err != nil {
+			return err
+		}
+	}
 	if e.o.debug {
 		for _, s := range sites {
 			qs := s.questions
@@ -190,6 +195,12 @@ func (e *evaluation) retrieval(ctx context.Context, s *corpusSite, c config) (me
 	if err != nil {
 		return metrics{}, err
 	}
+	return rankMetrics(ranks), nil
+}
+
+// rankMetrics are the figures of the 1-based ranks of the first relevant
+// chunk of each question (0: none in the top k).
+func rankMetrics(ranks []int) metrics {
 	var m metrics
 	for _, r := range ranks {
 		m.n++
@@ -205,7 +216,7 @@ func (e *evaluation) retrieval(ctx context.Context, s *corpusSite, c config) (me
 	}
 	n := float64(max(1, m.n))
 	m.hit1, m.hit5, m.mrr = m.hit1/n, m.hit5/n, m.mrr/n
-	return m, nil
+	return m
 }
 
 // answerFigures are the chat figures of one corpus.

@@ -62,7 +62,15 @@ func main() {
 	flag.StringVar(&o.dump, "dump", "", "write every chat question with the passages its answer saw to this file (JSON lines), for calibrating the responder")
 	flag.StringVar(&o.replay, "replay", "", "answer the questions of a -dump file again with this build's extractive responder and print the answer figures (no servers)")
 	flag.Var(&o.loreEnv, "lore-env", "extra KEY=VALUE for lore serve (repeatable), e.g. EMBED_PROVIDER=openai")
+	offlineDir := flag.String("offline", "", "a work directory kept by -keep: measure this build's retrieval and extractive answers in-process over its store (no servers), for tuning")
 	flag.Parse()
+	if *offlineDir != "" {
+		if err := offline(*offlineDir); err != nil {
+			logf("offline: %v", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if o.replay != "" {
 		if err := replay(o.replay); err != nil {
 			logf("replay: %v", err)
