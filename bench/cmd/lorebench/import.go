@@ -256,6 +256,7 @@ func (b *bench) importViaAPI(ctx context.Context, set importSet, e2e bool) (*imp
 		_, _ = fw.Write(f.data)
 	}
 	_ = w.Close()
+	cpu0 := b.readImportCPU(ctx)
 	t0 := time.Now()
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, b.base+"/admin/api/v1/documents:import", &body)
 	if err != nil {
@@ -294,6 +295,7 @@ func (b *bench) importViaAPI(ctx context.Context, set importSet, e2e bool) (*imp
 	if ph, err := b.readImportPhases(ctx, env.Data.ID, t0, answered, seen); err != nil {
 		logf("I: history of %s: %v", env.Data.ID, err)
 	} else {
+		ph.setCPU(ctx, b, cpu0)
 		run.phases = ph
 	}
 	if v.Status != "completed" || v.Progress == nil {
@@ -355,7 +357,9 @@ func (b *bench) benchImport(ctx context.Context) error {
 	s := b.rep.section("I. Import (issue 13)", "Files", "files", "MB", "run", "time", "files/s", "MB/s", "vs loop")
 	for _, set := range sets {
 		n, mb := float64(len(set.files)), float64(set.bytes)/1e6
+		cpu0 := selfCPU()
 		plain, plainFailed, err := convertLoop(ctx, set.files, 1)
+		loopCPU := selfCPU() - cpu0
 		if err != nil {
 			return fmt.Errorf("%s: plain loop: %w", set.name, err)
 		}
@@ -374,7 +378,8 @@ func (b *bench) benchImport(ctx context.Context) error {
 		}
 		logf("I: %s: %d files, %.1f MB: loop %s, loop×%d %s, import %s, until searchable %s", set.name, len(set.files), mb,
 			plain.Round(time.Millisecond), conc, par.Round(time.Millisecond), imp.elapsed.Round(time.Millisecond), e2e.elapsed.Round(time.Millisecond))
-		logf("I: %s: import phases: %s", set.name, imp.phases)
+		logf("I: %s: import phases: %s; the 1-goroutine loop's CPU %s", set.name, imp.phases, ms(loopCPU))
+		s.note("%s, where the import's time went (its workflow history and /proc): %s; the 1-goroutine loop used %s of CPU.", set.name, imp.phases, ms(loopCPU))
 		row := func(run string, d time.Duration) {
 			s.row(set.name, fmt.Sprint(len(set.files)), fmt.Sprintf("%.2f", mb), run, d.Round(time.Millisecond).String(),
 				fmt.Sprintf("%.1f", n/d.Seconds()), fmt.Sprintf("%.2f", mb/d.Seconds()), pct(ceiling.Seconds(), d.Seconds()))

@@ -26,15 +26,42 @@ type importPhases struct {
 	dispatch   time.Duration // sum of scheduled → started
 	wfts       int
 	events     int
+	// CPU (user + system) over the whole import, from /proc: lore serve,
+	// the Temporal server's process tree and the PostgreSQL backends of the
+	// scratch database (pgOK false: not readable).
+	loreCPU, temporalCPU, pgCPU time.Duration
+	pgOK                        bool
+}
+
+// importCPU is a reading of the CPU counters importPhases reports.
+type importCPU struct {
+	lore, temporal time.Duration
+	pg             map[int]time.Duration
+}
+
+func (b *bench) readImportCPU(ctx context.Context) importCPU {
+	return importCPU{lore: treeCPU(b.lore.Pid()), temporal: treeCPU(b.temporal.Pid()), pg: b.dbBackendsCPU(ctx)}
+}
+
+// setCPU records the CPU used since c0.
+func (p *importPhases) setCPU(ctx context.Context, b *bench, c0 importCPU) {
+	c1 := b.readImportCPU(ctx)
+	p.loreCPU, p.temporalCPU = c1.lore-c0.lore, c1.temporal-c0.temporal
+	p.pgCPU, p.pgOK = cpuSince(c0.pg, c1.pg)
 }
 
 func (p *importPhases) String() string {
 	if p == nil {
 		return "phases unknown"
 	}
+	pgText := "?"
+	if p.pgOK {
+		pgText = ms(p.pgCPU)
+	}
 	return fmt.Sprintf("POST (upload+start) %s; POST answered → first activity scheduled %s; activities %s (%d activities, busy %s summed, dispatch %s summed); "+
-		"last activity → workflow closed %s; closed → job read by the bench %s; %d workflow tasks, %d events",
-		ms(p.post), ms(p.toFirstAct), ms(p.acts), p.activities, ms(p.actBusy), ms(p.dispatch), ms(p.afterActs), ms(p.seen), p.wfts, p.events)
+		"last activity → workflow closed %s; closed → job read by the bench %s; %d workflow tasks, %d events; CPU: lore %s, PostgreSQL %s, Temporal %s",
+		ms(p.post), ms(p.toFirstAct), ms(p.acts), p.activities, ms(p.actBusy), ms(p.dispatch), ms(p.afterActs), ms(p.seen), p.wfts, p.events,
+		ms(p.loreCPU), pgText, ms(p.temporalCPU))
 }
 
 // waitWorkflow waits until the workflow id closes (whatever its outcome).
