@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 	"unicode/utf8"
 
@@ -266,20 +267,37 @@ type TurnRow struct {
 // It returns the thread's message count after the write, or -1 when it wrote
 // nothing (session gone, turn stored by an earlier attempt).
 func (d *DB) PersistTurn(ctx context.Context, threadID string, turn int, rows []TurnRow, sourceOffset int) (int, error) {
+	pos := TurnPosition(turn, true)
+	now := time.Now().UTC()
+	// MessageSeq holds each answer row's offset among the turn's answers;
+	// the thread's count of earlier answers is added when writing.
+	msgs := make([]models.ChatMessage, 0, len(rows))
+	last, seq := "", 0
+	for i, r := range rows {
+		m := models.ChatMessage{ThreadID: threadID, Turn: turn, Position: pos + i,
+			ChatMessageID: fmt.Sprintf("%s-t%d-m%d", threadID, turn, i), Role: r.Role, Content: r.Content,
+			ToolCalls: orJSON(r.ToolCalls, "[]"), ToolCallID: r.ToolCallID, Sources: r.Sources,
+			Extra: orJSON(r.Extra, "{}"), ElapsedMS: r.ElapsedMS, CreatedAt: now.Add(time.Duration(i) * time.Microsecond)}
+		if r.Role == "assistant" && r.Content != "" {
+			n := seq
+			m.MessageSeq = &n
+			seq++
+			last = r.Content
+		}
+		msgs = append(msgs, m)
+	}
+	if d.Dialect().Name() == dialect.PG && len(msgs) > 0 {
+		return d.persistTurnPG(ctx, threadID, turn, pos, msgs, last, sourceOffset, now)
+	}
 	count := -1
 	err := d.Tx(ctx, func(ctx context.Context, tx bun.Tx) error {
-		pos := TurnPosition(turn, true)
 		// One round trip for the three facts the write depends on.
 		var st struct {
 			Sessions int `bun:"sessions"`
 			Existing int `bun:"existing"`
 			Seq      int `bun:"seq"`
 		}
-		if err := tx.NewRaw(`SELECT
-  (SELECT COUNT(*) FROM chat_sessions WHERE thread_id = ?) AS sessions,
-  (SELECT COUNT(*) FROM chat_messages WHERE thread_id = ? AND turn = ? AND position >= ?) AS existing,
-  (SELECT COUNT(*) FROM chat_messages WHERE thread_id = ? AND message_seq IS NOT NULL) AS seq`,
-			threadID, threadID, turn, pos, threadID).Scan(ctx, &st); err != nil {
+		if err := tx.NewRaw(`SELECT `+persistFacts, threadID, threadID, turn, pos, threadID).Scan(ctx, &st); err != nil {
 			return err
 		}
 		if st.Sessions == 0 {
@@ -288,22 +306,10 @@ func (d *DB) PersistTurn(ctx context.Context, threadID string, turn int, rows []
 		if st.Existing > 0 {
 			return nil // already persisted by an earlier attempt
 		}
-		seq := st.Seq
-		now := time.Now().UTC()
-		msgs := make([]models.ChatMessage, 0, len(rows))
-		last := ""
-		for i, r := range rows {
-			m := models.ChatMessage{ThreadID: threadID, Turn: turn, Position: pos + i,
-				ChatMessageID: fmt.Sprintf("%s-t%d-m%d", threadID, turn, i), Role: r.Role, Content: r.Content,
-				ToolCalls: orJSON(r.ToolCalls, "[]"), ToolCallID: r.ToolCallID, Sources: r.Sources,
-				Extra: orJSON(r.Extra, "{}"), ElapsedMS: r.ElapsedMS, CreatedAt: now.Add(time.Duration(i) * time.Microsecond)}
-			if r.Role == "assistant" && r.Content != "" {
-				n := seq
-				m.MessageSeq = &n
-				seq++
-				last = r.Content
+		for i := range msgs {
+			if msgs[i].MessageSeq != nil {
+				*msgs[i].MessageSeq += st.Seq
 			}
-			msgs = append(msgs, m)
 		}
 		if err := insertRows(ctx, tx, msgs, "CONFLICT (chat_message_id) DO NOTHING"); err != nil {
 			return err
@@ -326,6 +332,61 @@ func (d *DB) PersistTurn(ctx context.Context, threadID string, turn int, rows []
 	})
 	if err != nil {
 		return -1, err
+	}
+	return count, nil
+}
+
+// persistFacts are the three facts a persist depends on: whether the
+// session exists, whether the turn's answer is already stored, and how many
+// answers the thread holds (message_seq of the next).
+const persistFacts = `(SELECT COUNT(*) FROM chat_sessions WHERE thread_id = ?) AS sessions,
+  (SELECT COUNT(*) FROM chat_messages WHERE thread_id = ? AND turn = ? AND position >= ?) AS existing,
+  (SELECT COUNT(*) FROM chat_messages WHERE thread_id = ? AND message_seq IS NOT NULL) AS seq`
+
+// persistTurnPG is PersistTurn on PostgreSQL in one statement: the facts,
+// the rows (inserted only when the session exists and the turn is not
+// stored) and the session update returning the new count, where the
+// transaction took five round trips (BEGIN, facts, INSERT, UPDATE, COMMIT).
+// The update's count of the thread's rows does not see the rows inserted by
+// the same statement, so their number is added.
+func (d *DB) persistTurnPG(ctx context.Context, threadID string, turn, pos int, msgs []models.ChatMessage, last string,
+	sourceOffset int, now time.Time) (int, error) {
+	var b strings.Builder
+	args := make([]any, 0, 13*len(msgs)+12)
+	b.WriteString(`WITH v (thread_id, turn, position, chat_message_id, message_seq, role, content, tool_calls, tool_call_id,
+  sources, extra, elapsed_ms, created_at) AS (VALUES `)
+	for i, m := range msgs {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString("(?, ?::bigint, ?::bigint, ?, ?::bigint, ?, ?, ?, ?, ?, ?, ?::bigint, ?::timestamptz)")
+		args = append(args, m.ThreadID, m.Turn, m.Position, m.ChatMessageID, m.MessageSeq, m.Role, m.Content,
+			m.ToolCalls, m.ToolCallID, m.Sources, m.Extra, m.ElapsedMS, m.CreatedAt)
+	}
+	b.WriteString(`),
+st AS (SELECT ` + persistFacts + `),
+ins AS (INSERT INTO chat_messages (thread_id, turn, position, chat_message_id, message_seq, role, content, tool_calls,
+    tool_call_id, sources, extra, elapsed_ms, created_at)
+  SELECT v.thread_id, v.turn, v.position, v.chat_message_id, v.message_seq + st.seq, v.role, v.content, v.tool_calls,
+    v.tool_call_id, v.sources, v.extra, v.elapsed_ms, v.created_at
+  FROM v, st WHERE st.sessions > 0 AND st.existing = 0
+  ON CONFLICT (chat_message_id) DO NOTHING RETURNING 1)
+UPDATE chat_sessions SET message_count = (SELECT COUNT(*) FROM chat_messages WHERE thread_id = ?) + (SELECT COUNT(*) FROM ins),
+  source_offset = ?, updated_at = ?::timestamptz`)
+	args = append(args, threadID, threadID, turn, pos, threadID, threadID, sourceOffset, now)
+	if last != "" {
+		b.WriteString(", last_message = ?, last_message_role = 'assistant'")
+		args = append(args, truncRunes(last, 200))
+	}
+	b.WriteString(" WHERE thread_id = ? AND (SELECT st.sessions > 0 AND st.existing = 0 FROM st) RETURNING message_count")
+	args = append(args, threadID)
+	count := -1
+	err := d.NewRaw(b.String(), args...).Scan(ctx, &count)
+	if errors.Is(err, sql.ErrNoRows) {
+		return -1, nil // session gone, or the turn stored by an earlier attempt
+	}
+	if err != nil {
+		return -1, Classify(err)
 	}
 	return count, nil
 }
