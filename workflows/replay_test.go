@@ -29,3 +29,26 @@ func TestChatHistoriesReplay(t *testing.T) {
 		}
 	}
 }
+
+// TestImportHistoriesReplay replays import histories recorded from real runs
+// (lorebench -only import on a small corpus, `temporal workflow show -o
+// json`): imports started before batches (one ImportFile activity per file:
+// finished, with vectorizing, and one still running when it was recorded)
+// and batched ones (ImportBatch). A change to Import that would break an
+// import running while it is deployed fails here.
+func TestImportHistoriesReplay(t *testing.T) {
+	files, err := filepath.Glob(filepath.Join("testdata", "import-*.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(files) < 5 {
+		t.Fatalf("%d recorded import histories, want 5", len(files))
+	}
+	for _, f := range files {
+		r := worker.NewWorkflowReplayer()
+		r.RegisterWorkflow(Import)
+		if err := r.ReplayWorkflowHistoryFromJSONFile(nil, f); err != nil {
+			t.Errorf("%s: %v", f, err)
+		}
+	}
+}
