@@ -102,6 +102,7 @@ func (r *report) render() string {
 	w("| false abstention ≤ 5%% | %.3f | %s |", ratio(falseA, ans), pass(ratio(falseA, ans) <= 0.05+1e-9))
 	w("| ≥ 80%% of cited passages from a relevant file | %.3f | %s |", ratio(citedRel, cited), pass(ratio(citedRel, cited) >= 0.8-1e-9))
 	r.responderNotes(w)
+	rankingNotes(w)
 	var ex []string
 	for _, a := range r.answers {
 		ex = append(ex, a.examples...)
