@@ -319,8 +319,9 @@ func (b *bench) benchChat(ctx context.Context) error {
 		}
 	}
 	warmConc := o.chatLevels()[0]
-	warmNote := fmt.Sprintf("2 single chats, then %d unmeasured round(s) at %d concurrent", o.chatWarmup, warmConc)
+	warmNote := "2 single chats"
 	if o.chatWarmup > 0 {
+		warmNote += fmt.Sprintf(", then %d unmeasured round(s) at %d concurrent", o.chatWarmup, warmConc)
 		wt0 := time.Now()
 		wl, err := b.runChatLevel(ctx, c, siteID, warmConc, o.chatWarmup)
 		if err != nil {
