@@ -6,6 +6,8 @@ import (
 	"encoding/hex"
 	"sync"
 	"time"
+
+	lru "github.com/hashicorp/golang-lru/v2"
 )
 
 // toolResults keeps the search results this process stored in the last few
@@ -20,8 +22,8 @@ import (
 // database row stays the source of truth (the tool-result endpoint and other
 // processes read it).
 type toolResults struct {
-	mu sync.Mutex
-	m  map[toolKey]toolEntry
+	once  sync.Once
+	cache *lru.Cache[toolKey, toolEntry] // least recently used out past maxToolResults
 }
 
 type toolKey struct{ thread, call string }
@@ -32,12 +34,11 @@ type toolEntry struct {
 	at            time.Time
 }
 
-// toolResultTTL is how long an entry is kept: far longer than a turn's model
-// call after its search, short enough that the map stays small.
+// toolResultTTL is how long an entry is served: far longer than a turn's
+// model call after its search, short enough that a stale entry is not used.
 const toolResultTTL = 2 * time.Minute
 
-// maxToolResults bounds the map; past it, expired entries are swept, and if
-// none expired the map is cleared (the database still answers).
+// maxToolResults bounds the cache (the database still answers past it).
 const maxToolResults = 4096
 
 // contentHash is the hash recorded for a stored result (SearchResult.ContentHash).
@@ -46,33 +47,23 @@ func contentHash(content string) string {
 	return hex.EncodeToString(h[:16])
 }
 
-func (c *toolResults) put(thread, call, content, hash string, parsed storedResult, now time.Time) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.m == nil {
-		c.m = make(map[toolKey]toolEntry)
-	}
-	if len(c.m) >= maxToolResults {
-		for k, e := range c.m {
-			if now.Sub(e.at) > toolResultTTL {
-				delete(c.m, k)
-			}
-		}
-		if len(c.m) >= maxToolResults {
-			clear(c.m)
-		}
-	}
-	c.m[toolKey{thread, call}] = toolEntry{content: content, hash: hash, parsed: parsed, at: now}
+// entries is the cache, made on first use so a zero Chat works.
+func (c *toolResults) entries() *lru.Cache[toolKey, toolEntry] {
+	c.once.Do(func() { c.cache, _ = lru.New[toolKey, toolEntry](maxToolResults) })
+	return c.cache
 }
 
-// get returns the entry stored under thread and call if its hash is hash.
+func (c *toolResults) put(thread, call, content, hash string, parsed storedResult, now time.Time) {
+	c.entries().Add(toolKey{thread, call}, toolEntry{content: content, hash: hash, parsed: parsed, at: now})
+}
+
+// get returns the entry stored under thread and call if its hash is hash and
+// it is younger than toolResultTTL.
 func (c *toolResults) get(thread, call, hash string, now time.Time) (toolEntry, bool) {
 	if hash == "" {
 		return toolEntry{}, false
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	e, ok := c.m[toolKey{thread, call}]
+	e, ok := c.entries().Get(toolKey{thread, call})
 	if !ok || e.hash != hash || now.Sub(e.at) > toolResultTTL {
 		return toolEntry{}, false
 	}

@@ -57,14 +57,14 @@ func TestToolResultsServeOnlyTheRecordedContent(t *testing.T) {
 	}
 }
 
-// The map stays bounded whatever the number of searches.
+// The cache stays bounded whatever the number of searches.
 func TestToolResultsBounded(t *testing.T) {
 	var c toolResults
 	now := time.Now()
 	for i := range 3 * maxToolResults {
 		c.put("t", strconv.Itoa(i), "x", "h", storedResult{}, now)
 	}
-	if n := len(c.m); n > maxToolResults {
+	if n := c.entries().Len(); n > maxToolResults {
 		t.Fatalf("%d entries, want at most %d", n, maxToolResults)
 	}
 }
