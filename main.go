@@ -12,13 +12,14 @@ import (
 	_ "net/http/pprof" // served only when LORE_PPROF_ADDR is set
 	"os"
 	"os/signal"
-	"runtime/debug"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/lorekb/lore/api"
 	"github.com/lorekb/lore/internal/config"
 	"github.com/lorekb/lore/internal/deps"
+	"github.com/lorekb/lore/internal/gctune"
 	"github.com/lorekb/lore/internal/opscli"
 	"github.com/lorekb/lore/internal/telemetry"
 	"github.com/lorekb/lore/worker"
@@ -33,8 +34,19 @@ commands:
   version   print the version
 ` + opscli.Usage
 
-// defaultGCPercent is lore's GOGC unless the environment sets one.
-const defaultGCPercent = 400
+// GC settings unless the environment sets GOGC: request handling allocates
+// fast against a small live heap, and with the runtime's default (100) the
+// collector runs several times a second under load, its pauses and assists
+// landing in the latency tail. So lore starts at gcPercentCeiling (peak ≈ 5×
+// live). But the embedded vector store holds every chunk in memory, and 5×
+// its heap got lore OOM-killed at 17 GB with 1.1M chunks (issue 17): package
+// gctune lowers the percentage as the live heap grows so the headroom stays
+// about gcHeadroom bytes, down to gcPercentFloor.
+const (
+	gcPercentCeiling = 400
+	gcPercentFloor   = 50
+	gcHeadroom       = 1 << 30
+)
 
 func main() {
 	if len(os.Args) < 2 {
@@ -42,12 +54,7 @@ func main() {
 		os.Exit(2)
 	}
 	if os.Getenv("GOGC") == "" {
-		// Request handling allocates fast against a small live heap: with
-		// the runtime's default (100) the collector runs several times a
-		// second under load and its pauses and assists land in the latency
-		// tail. 400 trades heap headroom (peak ≈ 5× live) for far fewer
-		// cycles; GOGC in the environment overrides it.
-		debug.SetGCPercent(defaultGCPercent)
+		gctune.Tune(context.Background(), gcHeadroom, gcPercentFloor, gcPercentCeiling, time.Second)
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()

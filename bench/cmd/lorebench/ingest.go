@@ -24,6 +24,32 @@ type ingestLevel struct {
 	maxHistory    int64 // events of the longest batch job history
 	storeBefore   int64 // chunks already in lore's store when the level began
 	docsPS, chkPS float64
+	// rssKB and hwmKB are lore's VmRSS and VmHWM (kB) when the level ended
+	// (0: unreadable): the whole process's memory, not just the store's heap.
+	rssKB, hwmKB int64
+}
+
+// procKB returns a /proc/<pid>/status size field (VmRSS, VmHWM) in kB, or 0
+// when it cannot be read.
+func procKB(pid int, field string) int64 {
+	n, _ := strconv.ParseInt(strings.TrimSuffix(procStatus(pid, field), " kB"), 10, 64)
+	return n
+}
+
+// mib formats kB as MiB.
+func mib(kb int64) string {
+	if kb <= 0 {
+		return "?"
+	}
+	return fmt.Sprintf("%.1f MiB", float64(kb)/1024)
+}
+
+// perChunk formats kB over chunks as bytes per chunk.
+func perChunk(kb, chunks int64) string {
+	if kb <= 0 || chunks <= 0 {
+		return "?"
+	}
+	return fmt.Sprintf("%d B", kb*1024/chunks)
 }
 
 // ingestLevels parses -ingest.
@@ -99,6 +125,7 @@ func (b *bench) benchIngest(ctx context.Context) error {
 			return err
 		}
 		stored += lv.chunks
+		lv.rssKB, lv.hwmKB = procKB(b.lore.Pid(), "VmRSS"), procKB(b.lore.Pid(), "VmHWM")
 		for _, id := range b.lastJobs {
 			d, err := tc.DescribeWorkflowExecution(ctx, id, "")
 			if err != nil {
@@ -108,21 +135,25 @@ func (b *bench) benchIngest(ctx context.Context) error {
 		}
 		lv.docsPS = float64(lv.docs) / lv.elapsed.Seconds()
 		lv.chkPS = float64(lv.chunks) / lv.elapsed.Seconds()
-		logf("I: level %d chunks: %d documents, %d chunks, %d failed in %s: %.0f documents/s, %.0f chunks/s; %d jobs, longest history %d events",
-			target, lv.docs, lv.chunks, lv.failed, lv.elapsed.Round(time.Millisecond), lv.docsPS, lv.chkPS, lv.jobs, lv.maxHistory)
+		logf("I: level %d chunks: %d documents, %d chunks, %d failed in %s: %.0f documents/s, %.0f chunks/s; %d jobs, longest history %d events; lore VmRSS %d kB (%s per stored chunk), VmHWM %d kB",
+			target, lv.docs, lv.chunks, lv.failed, lv.elapsed.Round(time.Millisecond), lv.docsPS, lv.chkPS, lv.jobs, lv.maxHistory,
+			lv.rssKB, perChunk(lv.rssKB, stored), lv.hwmKB)
 		out = append(out, lv)
 	}
 
 	s := b.rep.section("B. Ingestion curve (issue 17): documents:batchVectorize at growing sizes",
-		"Level (chunks)", "documents", "chunks", "failed", "batch jobs", "time", "documents/s", "chunks/s", "vs first level", "longest job history (events)", "chunks in the store before")
+		"Level (chunks)", "documents", "chunks", "failed", "batch jobs", "time", "documents/s", "chunks/s", "vs first level", "longest job history (events)", "chunks in the store before",
+		"lore VmRSS after", "VmRSS per stored chunk", "lore VmHWM after")
 	first := out[0]
 	for _, lv := range out {
 		s.row(fmt.Sprint(lv.target), fmt.Sprint(lv.docs), fmt.Sprint(lv.chunks), fmt.Sprint(lv.failed), fmt.Sprint(lv.jobs),
 			lv.elapsed.Round(time.Millisecond).String(), fmt.Sprintf("%.1f", lv.docsPS), fmt.Sprintf("%.0f", lv.chkPS),
-			pct(lv.docsPS, first.docsPS), fmt.Sprint(lv.maxHistory), fmt.Sprint(lv.storeBefore))
+			pct(lv.docsPS, first.docsPS), fmt.Sprint(lv.maxHistory), fmt.Sprint(lv.storeBefore),
+			mib(lv.rssKB), perChunk(lv.rssKB, lv.storeBefore+lv.chunks), mib(lv.hwmKB))
 	}
 	s.note("Each level: corpus documents repeated (title and first line made distinct) until the chunk count, COPYed as published into a new site, then documents:batchVectorize in requests of %d ids (one job each), polled to completion. Levels run one after another into the same lore, so the last one indexes into a store that already holds the earlier levels' chunks.", o.batchMax)
 	s.note("History length from DescribeWorkflowExecution of every job of the level: one job holds at most %d documents in groups of 100 per activity, so its history does not grow with the level; more documents mean more jobs.", o.batchMax)
+	s.note("lore's memory: VmRSS and VmHWM of the lore serve process from /proc right after the level's jobs completed; per stored chunk is VmRSS over all chunks in its embedded vector store (this level's plus the earlier levels'), so it counts everything the process holds (store heap, GC headroom, runtime, pools), not just the store's data structures.")
 	last := out[len(out)-1]
 	if len(out) < 2 {
 		return nil

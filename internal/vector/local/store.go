@@ -26,6 +26,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 
 	"github.com/lorekb/lore/internal/vector"
@@ -242,6 +243,7 @@ func (s *Store) Upsert(ctx context.Context, chunks []vector.Chunk) error {
 		return ctx.Err()
 	}
 	norm := make([]vector.Chunk, len(chunks))
+	owned := interner{}
 	rec := newRecord(opUpsert)
 	rec.uvarint(uint64(len(chunks)))
 	for i, c := range chunks {
@@ -257,10 +259,29 @@ func (s *Store) Upsert(ctx context.Context, chunks []vector.Chunk) error {
 			}
 		}
 		c.Vector = normalize(c.Vector)
+		// The store keeps the chunk for its lifetime, so it keeps its own
+		// copies of the strings: a caller's heading is often a substring of
+		// the whole document (chunk.Split), which would otherwise stay in
+		// memory for as long as any of its chunks. A batch's chunks share
+		// one copy of each distinct title and heading.
+		c.Title, c.Heading, c.Text = owned.clone(c.Title), owned.clone(c.Heading), strings.Clone(c.Text)
 		norm[i] = c
 		rec.chunk(&norm[i])
 	}
 	return s.write(ctx, rec, func() { s.applyUpsert(norm) })
+}
+
+// interner copies strings once per distinct value.
+type interner map[string]string
+
+// clone returns the copy of v, making it on first sight.
+func (in interner) clone(v string) string {
+	c, ok := in[v]
+	if !ok {
+		c = strings.Clone(v)
+		in[c] = c
+	}
+	return c
 }
 
 // DeleteDocument removes all chunks of the document.
