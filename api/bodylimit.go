@@ -212,6 +212,20 @@ func (l *limitedReader) Read(p []byte) (int, error) {
 // (the caller must call RemoveAll), and reading stops with 413 once the limit
 // is passed. Compressed uploads are refused (415).
 func (s *Server) multipartForm(c *fiber.Ctx, field string) (*multipart.Form, error) {
+	mr, err := s.multipartReader(c, field)
+	if err != nil {
+		return nil, err
+	}
+	form, err := mr.ReadForm(multipartMemory)
+	if err != nil {
+		return nil, s.multipartError(c, field, err)
+	}
+	return form, nil
+}
+
+// multipartReader is the multipart body of an upload route as a stream of
+// parts, limited as multipartForm's; read errors go through multipartError.
+func (s *Server) multipartReader(c *fiber.Ctx, field string) (*multipart.Reader, error) {
 	boundary := string(c.Request().Header.MultipartFormBoundary())
 	if boundary == "" {
 		return nil, Invalid("%s: a multipart/form-data body with field %s is required", field, field)
@@ -219,14 +233,15 @@ func (s *Server) multipartForm(c *fiber.Ctx, field string) (*multipart.Form, err
 	if enc := string(c.Request().Header.Peek(fiber.HeaderContentEncoding)); enc != "" && !strings.EqualFold(enc, "identity") {
 		return nil, Errf(http.StatusUnsupportedMediaType, "Content-Encoding %q is not supported for uploads", truncate(enc, 40))
 	}
-	limit := s.uploadMax() + multipartSlack
-	form, err := multipart.NewReader(&limitedReader{r: requestBody(c), n: limit}, boundary).ReadForm(multipartMemory)
-	if err != nil {
-		if errors.Is(err, errTooLarge) {
-			return nil, tooLarge(c, limit)
-		}
-		c.Context().SetConnectionClose()
-		return nil, Invalid("%s: a multipart/form-data body with field %s is required (%s)", field, field, truncate(fmt.Sprint(err), 80))
+	return multipart.NewReader(&limitedReader{r: requestBody(c), n: s.uploadMax() + multipartSlack}, boundary), nil
+}
+
+// multipartError answers a failed read of a multipart body: 413 past the
+// limit, 422 for a malformed body.
+func (s *Server) multipartError(c *fiber.Ctx, field string, err error) error {
+	if errors.Is(err, errTooLarge) {
+		return tooLarge(c, s.uploadMax()+multipartSlack)
 	}
-	return form, nil
+	c.Context().SetConnectionClose()
+	return Invalid("%s: a multipart/form-data body with field %s is required (%s)", field, field, truncate(fmt.Sprint(err), 80))
 }

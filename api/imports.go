@@ -1,15 +1,14 @@
 package api
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"mime"
 	"mime/multipart"
 	"net/http"
+	"net/textproto"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 	"unicode"
 	"unicode/utf8"
@@ -17,7 +16,6 @@ import (
 	"github.com/gofiber/fiber/v2"
 	"github.com/google/uuid"
 	"github.com/lorekb/lore/activities"
-	"github.com/lorekb/lore/internal/blob"
 	"github.com/lorekb/lore/internal/convert"
 	"github.com/lorekb/lore/internal/convert/builtin"
 	"github.com/lorekb/lore/internal/convert/processor"
@@ -236,8 +234,8 @@ func formBool(v []string) (*bool, error) {
 	return &b, nil
 }
 
-func formInt(form *multipart.Form, name string) (int64, error) {
-	v := strings.TrimSpace(firstValue(form.Value[name]))
+func formInt(values map[string][]string, name string) (int64, error) {
+	v := strings.TrimSpace(firstValue(values[name]))
 	if v == "" {
 		return 0, nil
 	}
@@ -248,98 +246,22 @@ func formInt(form *multipart.Form, name string) (int64, error) {
 	return n, nil
 }
 
-// importDocuments reads the multipart form, checks every file, stores the
-// files under the site and starts the import job.
-func (s *Server) importDocuments(c *fiber.Ctx) error {
-	form, err := s.multipartForm(c, "files")
-	if err != nil {
-		return err
-	}
-	defer func() { _ = form.RemoveAll() }()
-	siteID, err := formInt(form, "site_id")
-	if err != nil {
-		return err
-	}
-	colID, err := formInt(form, "collection_id")
-	if err != nil {
-		return err
-	}
-	bools := map[string]*bool{}
-	for _, k := range []string{"publish", "auto_vectorize", "ocr_enabled", "extract_images", "extract_tables", "generate_summary", "generate_tags"} {
-		if bools[k], err = formBool(form.Value[k]); err != nil {
-			return Invalid("%s: true or false", k)
-		}
-	}
-	files := append(append([]*multipart.FileHeader{}, form.File["files"]...), form.File["file"]...)
-	if len(files) == 0 {
-		return Invalid("files: at least one file is required")
-	}
-	if max := s.d.Cfg.ImportMaxFiles; len(files) > max {
-		return Invalid("files: at most %d files per import (got %d)", max, len(files))
-	}
-	proc := firstValue(form.Value["processor_type"])
-	if proc == "" {
-		proc = firstValue(form.Value["processor"])
-	}
-	plan, err := s.planImport(c, siteID, colID, proc, deref(bools["publish"]), bools["auto_vectorize"],
-		importOptions(deref(bools["ocr_enabled"]), bools["extract_images"], bools["extract_tables"]))
-	if err != nil {
-		return err
-	}
-	plan.spec.Generate = generateFields(deref(bools["generate_summary"]), deref(bools["generate_tags"]))
-	names := make([]string, len(files))
-	for i, fh := range files {
-		if names[i], err = importFileName(rawFilename(fh)); err != nil {
-			return err
-		}
-		if fh.Size == 0 {
-			return BadRequest("files: %q is empty", truncate(names[i], 80))
-		}
-	}
-	if _, err := s.temporalClient(); err != nil {
-		return err
-	}
-	store, err := s.blobStore()
-	if err != nil {
-		return err
-	}
-	id := newImportID()
-	plan.spec.ImportID = workflows.ImportID(plan.site.ID, id)
-	plan.uploadDir = fmt.Sprintf("sites/%d/imports/%s/src/", plan.site.ID, plan.spec.ImportID)
-	for i, fh := range files {
-		f := activities.ImportFile{Name: names[i], Source: activities.SourceUpload, Size: fh.Size}
-		switch {
-		case !plan.supported(names[i]):
-			plan.rejected[i] = s.unsupported(plan, names[i])
-		case fh.Size > plan.spec.MaxBytes:
-			plan.rejected[i] = fmt.Sprintf("%s: %v: %d bytes, the limit is %d", names[i], convert.ErrTooLarge, fh.Size, plan.spec.MaxBytes)
-		default:
-			f.Key = plan.uploadDir + strconv.Itoa(i) + safeExt(names[i])
-		}
-		plan.files = append(plan.files, f)
-	}
-	if err := s.storeUploads(c, store, plan.files, files); err != nil {
-		_ = store.DeletePrefix(c.UserContext(), plan.uploadDir)
-		return err
-	}
-	task, err := s.startImport(c, plan)
-	if err != nil {
-		_ = store.DeletePrefix(c.UserContext(), plan.uploadDir)
-		return err
-	}
-	return created(c, task)
-}
-
 // rawFilename is the file name exactly as the client sent it: the
 // multipart reader keeps only the last path element, which would let a name
 // with traversal through silently instead of refusing it.
 func rawFilename(fh *multipart.FileHeader) string {
-	if _, params, err := mime.ParseMediaType(fh.Header.Get("Content-Disposition")); err == nil {
+	return rawPartName(fh.Header, fh.Filename)
+}
+
+// rawPartName is rawFilename for a part's header (fallback: the reader's
+// name).
+func rawPartName(h textproto.MIMEHeader, fallback string) string {
+	if _, params, err := mime.ParseMediaType(h.Get("Content-Disposition")); err == nil {
 		if name, ok := params["filename"]; ok {
 			return name
 		}
 	}
-	return fh.Filename
+	return fallback
 }
 
 func deref(b *bool) bool { return b != nil && *b }
@@ -368,62 +290,6 @@ func (s *Server) unsupported(p *importPlan, name string) string {
 		formats = builtin.Registry().Formats()
 	}
 	return fmt.Sprintf("%s: %v: .%s (supported: %s)", name, convert.ErrUnsupported, convert.Ext(name), strings.Join(formats, ", "))
-}
-
-// uploadWriters is how many uploaded files are written to the store at
-// once: each write waits mostly on the store (a sync to disk, a request to
-// S3), so several overlap instead of adding up.
-const uploadWriters = 8
-
-// storeUploads writes the uploaded files that have a key (the accepted ones)
-// into the store, uploadWriters at once; the first error is returned.
-func (s *Server) storeUploads(c *fiber.Ctx, store blob.Store, files []activities.ImportFile, fhs []*multipart.FileHeader) error {
-	ctx := c.UserContext() // the goroutines use no fiber.Ctx (not safe to share)
-	sem := make(chan struct{}, uploadWriters)
-	var wg sync.WaitGroup
-	var mu sync.Mutex
-	var first error
-	for i, f := range files {
-		if f.Key == "" {
-			continue
-		}
-		sem <- struct{}{}
-		wg.Add(1)
-		go func() {
-			defer func() { <-sem; wg.Done() }()
-			if err := storeUpload(ctx, store, f.Key, fhs[i]); err != nil {
-				mu.Lock()
-				if first == nil {
-					first = err
-				}
-				mu.Unlock()
-			}
-		}()
-	}
-	wg.Wait()
-	var open *openError
-	if errors.As(first, &open) {
-		return first
-	}
-	return s.blobError(c, first)
-}
-
-// openError is an uploaded file that could not be read back from the form.
-type openError struct{ err error }
-
-func (e *openError) Error() string { return "open upload: " + e.err.Error() }
-func (e *openError) Unwrap() error { return e.err }
-
-// storeUpload streams one uploaded file into the store.
-func storeUpload(ctx context.Context, store blob.Store, key string, fh *multipart.FileHeader) error {
-	f, err := fh.Open()
-	if err != nil {
-		return &openError{err}
-	}
-	defer f.Close()
-	meta := map[string]string{blob.MetaOriginalFilename: fh.Filename}
-	_, err = store.Put(ctx, key, f, fh.Size, blob.DefaultContentType, meta)
-	return err
 }
 
 // startImport starts the import workflow and answers its task.

@@ -3,10 +3,8 @@ package e2e
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
-	"mime/multipart"
 	"net/http/httptest"
 	"strings"
 	"testing"
@@ -28,28 +26,14 @@ type upload struct {
 // multipart posts a multipart form with the token; files go in field.
 func (a *app) multipart(path string, fields map[string]string, field string, files []upload, token string) *resp {
 	a.t.Helper()
-	var body bytes.Buffer
-	mw := multipart.NewWriter(&body)
+	var parts []formPart
 	for k, v := range fields {
-		_ = mw.WriteField(k, v)
+		parts = append(parts, formPart{k, "", []byte(v)})
 	}
 	for _, f := range files {
-		w, _ := mw.CreateFormFile(field, f.name)
-		_, _ = w.Write(f.data)
+		parts = append(parts, formPart{field, f.name, f.data})
 	}
-	_ = mw.Close()
-	req := httptest.NewRequest("POST", path, &body)
-	req.Header.Set("Content-Type", mw.FormDataContentType())
-	req.Header.Set("Authorization", "Bearer "+token)
-	res, err := a.srv.App().Test(req, -1)
-	if err != nil {
-		a.t.Fatal(err)
-	}
-	defer res.Body.Close()
-	raw, _ := io.ReadAll(res.Body)
-	r := &resp{Status: res.StatusCode, Raw: raw}
-	_ = json.Unmarshal(raw, r)
-	return r
+	return a.multipartOrdered(path, parts, token)
 }
 
 type jobProgress struct {
