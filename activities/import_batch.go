@@ -3,13 +3,13 @@ package activities
 import (
 	"context"
 	"errors"
-	"sync"
 	"time"
 
 	"github.com/lorekb/lore/internal/db"
 	"github.com/lorekb/lore/models"
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
+	"golang.org/x/sync/errgroup"
 )
 
 // ImportBatchFile is one file of a batch with its index in the import (the
@@ -82,19 +82,16 @@ func (a *Import) ImportBatch(ctx context.Context, in ImportBatchInput) (ImportBa
 		return ImportBatchResult{Items: items}, nil
 	}
 	docs := make([]*models.Document, len(in.Files))
-	var mu sync.Mutex
-	var transient error
-	sem := make(chan struct{}, max(in.Concurrency, 1))
-	var wg sync.WaitGroup
+	// A goroutine returns only a transient error (the attempt fails after
+	// the other files landed); a file's own failure is its item's reason.
+	var g errgroup.Group
+	g.SetLimit(max(in.Concurrency, 1))
 	for i, f := range in.Files {
 		if d, ok := done[f.Index]; ok {
 			items[i].DocumentID, items[i].Title = d.ID, d.Title
 			continue
 		}
-		sem <- struct{}{}
-		wg.Add(1)
-		go func() {
-			defer func() { <-sem; wg.Done() }()
+		g.Go(func() error {
 			doc, images, err := a.prepare(ctx, conv, ImportFileInput{Spec: in.Spec, Index: f.Index, File: f.File})
 			switch {
 			case err == nil:
@@ -102,15 +99,12 @@ func (a *Import) ImportBatch(ctx context.Context, in ImportBatchInput) (ImportBa
 			case isFileFailure(err) || last:
 				items[i].Reason = failureReason(err)
 			default:
-				mu.Lock()
-				if transient == nil {
-					transient = err
-				}
-				mu.Unlock()
+				return err
 			}
-		}()
+			return nil
+		})
 	}
-	wg.Wait()
+	transient := g.Wait()
 	var fresh []db.NewImportedDoc
 	var at []int
 	for i, d := range docs {

@@ -8,7 +8,6 @@ import (
 	"mime/multipart"
 	"os"
 	"strconv"
-	"sync"
 
 	"github.com/gofiber/fiber/v2"
 	"github.com/lorekb/lore/activities"
@@ -16,6 +15,7 @@ import (
 	"github.com/lorekb/lore/internal/convert"
 	"github.com/lorekb/lore/models"
 	"github.com/lorekb/lore/workflows"
+	"golang.org/x/sync/errgroup"
 )
 
 // maxFormValue is the longest non-file field of an import form (ids,
@@ -33,12 +33,12 @@ type importUpload struct {
 	c       *fiber.Ctx
 	store   blob.Store
 	values  map[string][]string
-	site    *models.Site // set at the first file after site_id
-	id      string       // the import's workflow id, once site is set
-	dir     string       // the upload folder, once site is set
-	files   []importPart // in body order
-	nvals   int          // bytes of form values read
-	writers *writerPool  // writes of buffered files
+	site    *models.Site    // set at the first file after site_id
+	id      string          // the import's workflow id, once site is set
+	dir     string          // the upload folder, once site is set
+	files   []importPart    // in body order
+	nvals   int             // bytes of form values read
+	writers *errgroup.Group // writes of buffered files, uploadWriters at once
 }
 
 // importPart is one file part: stored under key, or spooled to a temporary file.
@@ -61,11 +61,12 @@ func (s *Server) importDocuments(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	u := &importUpload{s: s, c: c, store: store, values: map[string][]string{}, writers: newWriterPool()}
+	u := &importUpload{s: s, c: c, store: store, values: map[string][]string{}, writers: new(errgroup.Group)}
+	u.writers.SetLimit(uploadWriters)
 	defer u.closeSpools()
 	task, err := u.run(mr)
 	if err != nil {
-		_ = u.writers.wait() // nothing may land after the clean-up
+		_ = u.writers.Wait() // nothing may land after the clean-up
 		if u.dir != "" {
 			_ = store.DeletePrefix(c.UserContext(), u.dir)
 		}
@@ -91,7 +92,7 @@ func (u *importUpload) run(mr *multipart.Reader) (ImportTask, error) {
 			return ImportTask{}, err
 		}
 	}
-	if err := u.writers.wait(); err != nil {
+	if err := u.writers.Wait(); err != nil {
 		return ImportTask{}, u.s.blobError(u.c, err)
 	}
 	plan, err := u.plan()
@@ -165,9 +166,14 @@ func (u *importUpload) openSite() error {
 	if u.site, err = u.s.bodySite(u.c, siteID, EditorUp); err != nil {
 		return err
 	}
+	u.name()
+	return nil
+}
+
+// name gives the import its workflow id and upload folder, once its site is known.
+func (u *importUpload) name() {
 	u.id = workflows.ImportID(u.site.ID, newImportID())
 	u.dir = fmt.Sprintf("sites/%d/imports/%s/src/", u.site.ID, u.id)
-	return nil
 }
 
 // capReader counts what it reads and fails with errOverFile once more than
@@ -212,7 +218,7 @@ func (u *importUpload) stream(f *importPart, p *multipart.Part) error {
 	if n := int64(len(head)); n <= min(limit, uploadBuffer) {
 		f.size, f.key = n, key
 		ctx := u.c.UserContext() // the writer must not touch the fiber.Ctx
-		u.writers.run(func() error {
+		u.writers.Go(func() error {
 			_, err := u.store.Put(ctx, key, bytes.NewReader(head), n, blob.DefaultContentType, meta)
 			return err
 		})
@@ -242,38 +248,6 @@ func (u *importUpload) stream(f *importPart, p *multipart.Part) error {
 // once: each write waits mostly on the store (a sync to disk, a request to
 // S3), so several overlap instead of adding up.
 const uploadWriters = 8
-
-// writerPool runs store writes, uploadWriters at once, and keeps the first
-// error.
-type writerPool struct {
-	sem   chan struct{}
-	wg    sync.WaitGroup
-	mu    sync.Mutex
-	first error
-}
-
-func newWriterPool() *writerPool { return &writerPool{sem: make(chan struct{}, uploadWriters)} }
-
-func (w *writerPool) run(put func() error) {
-	w.sem <- struct{}{}
-	w.wg.Add(1)
-	go func() {
-		defer func() { <-w.sem; w.wg.Done() }()
-		if err := put(); err != nil {
-			w.mu.Lock()
-			if w.first == nil {
-				w.first = err
-			}
-			w.mu.Unlock()
-		}
-	}()
-}
-
-// wait waits for every write and returns the first error.
-func (w *writerPool) wait() error {
-	w.wg.Wait()
-	return w.first
-}
 
 // spoolPart copies a file that came before site_id to a temporary file.
 func (u *importUpload) spoolPart(f *importPart, p *multipart.Part) error {
@@ -337,8 +311,7 @@ func (u *importUpload) plan() (*importPlan, error) {
 	}
 	if u.site == nil {
 		u.site = plan.site
-		u.id = workflows.ImportID(u.site.ID, newImportID())
-		u.dir = fmt.Sprintf("sites/%d/imports/%s/src/", u.site.ID, u.id)
+		u.name()
 	}
 	plan.spec.ImportID, plan.uploadDir = u.id, u.dir
 	return plan, nil
