@@ -103,6 +103,7 @@ func (r *report) render() string {
 	w("| ≥ 80%% of cited passages from a relevant file | %.3f | %s |", ratio(citedRel, cited), pass(ratio(citedRel, cited) >= 0.8-1e-9))
 	r.responderNotes(w)
 	rankingNotes(w)
+	crossLingualNotes(w)
 	var ex []string
 	for _, a := range r.answers {
 		ex = append(ex, a.examples...)
