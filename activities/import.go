@@ -75,6 +75,11 @@ type ImportFile struct {
 	// Size is the file's size in bytes when the API knows it (uploads): the
 	// workflow bounds the bytes of one batch with it.
 	Size int64 `json:",omitempty"`
+	// Length, when set, says the file is Length bytes of the object Key
+	// starting at Offset (an upload packed with other small files); else
+	// the file is the whole object.
+	Offset int64 `json:",omitempty"`
+	Length int64 `json:",omitempty"`
 }
 
 // ImportFileInput is the input of ImportFile.
@@ -233,12 +238,38 @@ func (a *Import) fetch(ctx context.Context, in ImportFileInput) ([]byte, error) 
 	if limit <= 0 {
 		limit = convert.DefaultLimits.MaxBytes
 	}
+	if in.File.Length > 0 {
+		return readRange(rc, in.File, limit)
+	}
 	data, err := io.ReadAll(io.LimitReader(rc, limit+1))
 	if err != nil {
 		return nil, err
 	}
 	if int64(len(data)) > limit {
 		return nil, fileFailure("%s: %v: more than %d bytes", in.File.Name, convert.ErrTooLarge, limit)
+	}
+	return data, nil
+}
+
+// readRange reads a packed file: Length bytes from Offset.
+func readRange(rc io.Reader, f ImportFile, limit int64) ([]byte, error) {
+	if f.Length > limit {
+		return nil, fileFailure("%s: %v: more than %d bytes", f.Name, convert.ErrTooLarge, limit)
+	}
+	var err error
+	if s, ok := rc.(io.Seeker); ok {
+		_, err = s.Seek(f.Offset, io.SeekStart)
+	} else {
+		_, err = io.CopyN(io.Discard, rc, f.Offset)
+	}
+	if err != nil && !errors.Is(err, io.EOF) {
+		return nil, err
+	}
+	data := make([]byte, f.Length)
+	if _, err := io.ReadFull(rc, data); errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+		return nil, fileFailure("%s: the stored upload is shorter than the file", f.Name)
+	} else if err != nil {
+		return nil, err
 	}
 	return data, nil
 }

@@ -72,8 +72,9 @@ func (a *app) storedUploads(site int64) map[string]string {
 }
 
 // TestImportUploadStreamed: files sent after site_id are streamed into the
-// import's folder and files sent before it are spooled first; either way
-// each accepted file is stored once under its index, a file over
+// import's folder and files sent before it are spooled first; a spooled file
+// is stored alone under its index, small streamed files of a type the
+// built-in converters read are stored together in a pack, a file over
 // LORE_IMPORT_MAX_BYTES or of an unsupported type fails alone and is not
 // stored, and fields sent after files still count.
 func TestImportUploadStreamed(t *testing.T) {
@@ -122,16 +123,74 @@ func TestImportUploadStreamed(t *testing.T) {
 		t.Fatalf("%d documents, want 3", n)
 	}
 	// Files failed, so the workflow keeps the uploads: exactly the accepted
-	// ones, each with its content.
+	// ones, the spooled one alone, the two streamed ones in one pack.
 	dir := fmt.Sprintf("sites/%d/imports/%s/src/", site, task.ID)
 	got := a.storedUploads(site)
-	exp := map[string]string{dir + "0.md": string(early), dir + "1.md": string(first), dir + "4.md": string(last)}
+	exp := map[string]string{dir + "0.md": string(early), dir + "pack-0": string(first) + string(last)}
 	if len(got) != len(exp) {
 		t.Fatalf("stored %v, want %v", keys(got), keys(exp))
 	}
 	for k, v := range exp {
 		if got[k] != v {
 			t.Fatalf("stored %s = %q, want %q", k, got[k], v)
+		}
+	}
+}
+
+// TestImportUploadPacked: many small files of several types are stored as a
+// few packs (at most 16 files each) and every file becomes the document of
+// its own bytes, whatever its place in its pack.
+func TestImportUploadPacked(t *testing.T) {
+	a := newApp(t, "sqlite", nil)
+	site := a.site("Packed")
+	parts := []formPart{{"site_id", "", []byte(itoa(site))}}
+	const n = 37
+	for i := range n {
+		name, body := fmt.Sprintf("f%02d.md", i), fmt.Sprintf("# Title %d\n\n%s\n", i, strings.Repeat(fmt.Sprintf("word%d ", i), i+1))
+		if i%3 == 1 {
+			name, body = fmt.Sprintf("f%02d.txt", i), fmt.Sprintf("Plain %d\n\n%s\n", i, strings.Repeat("x", i*97))
+		}
+		parts = append(parts, formPart{"files", name, []byte(body)})
+	}
+	// A corrupt file fails, so the workflow keeps the uploads to look at.
+	parts = append(parts, formPart{"files", "corrupt.pdf", []byte("%PDF-1.4 not really")})
+	r := a.multipartOrdered("/admin/api/v1/documents:import", parts, a.token)
+	if r.Status != 201 {
+		t.Fatalf("import: %d %s", r.Status, r.Raw)
+	}
+	var task struct {
+		ID string `json:"id"`
+	}
+	r.into(t, &task)
+	j := a.waitImport(task.ID, 2*time.Minute)
+	if j.Status != "completed" || j.Progress.Completed != n || j.Progress.Failed != 1 || len(j.Progress.Items) != n+1 {
+		t.Fatalf("job %s: %+v", j.Status, j.Progress)
+	}
+	dir := fmt.Sprintf("sites/%d/imports/%s/src/", site, task.ID)
+	stored := a.storedUploads(site)
+	var all strings.Builder
+	for _, k := range []string{"pack-0", "pack-1", "pack-2"} {
+		all.WriteString(stored[dir+k])
+	}
+	var want strings.Builder
+	for _, p := range parts[1:] {
+		want.Write(p.data)
+	}
+	if len(stored) != 3 || all.String() != want.String() {
+		t.Fatalf("stored %v, want the %d files in pack-0..2 in order", keys(stored), n+1)
+	}
+	if it := j.Progress.Items[n]; it.Status != "failed" || it.DocumentID != 0 || !strings.Contains(it.Reason, "corrupt.pdf") {
+		t.Fatalf("corrupt file: %+v", it)
+	}
+	for i, it := range j.Progress.Items[:n] {
+		var d struct {
+			Content string `json:"content"`
+		}
+		a.admin("GET", fmt.Sprintf("/admin/api/v1/documents/%d", it.DocumentID), nil, &d)
+		words := strings.Fields(string(parts[i+1].data))
+		if it.Name != parts[i+1].file || !strings.Contains(d.Content, words[len(words)-1]) ||
+			strings.Count(d.Content, words[len(words)-1]) != strings.Count(string(parts[i+1].data), words[len(words)-1]) {
+			t.Fatalf("item %d %s: content %q, from %q", i, it.Name, d.Content, parts[i+1].data)
 		}
 	}
 }
