@@ -9,6 +9,7 @@ import (
 	"net/textproto"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 	"unicode"
 	"unicode/utf8"
@@ -178,18 +179,15 @@ func (p *importPlan) supported(name string) bool {
 	return false
 }
 
-var builtinFormatSet map[string]bool
-
-func builtinFormats() map[string]bool {
-	if builtinFormatSet == nil {
-		m := map[string]bool{}
-		for _, f := range builtin.Registry().Formats() {
-			m[f] = true
-		}
-		builtinFormatSet = m
+// builtinFormats is the set of extensions the built-in converters read,
+// built once (concurrent imports read it).
+var builtinFormats = sync.OnceValue(func() map[string]bool {
+	m := map[string]bool{}
+	for _, f := range builtin.Registry().Formats() {
+		m[f] = true
 	}
-	return builtinFormatSet
-}
+	return m
+})
 
 // importFileName checks an uploaded or referenced file name: a plain name,
 // never a path (traversal is refused, not silently cut).
