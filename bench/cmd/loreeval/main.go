@@ -63,9 +63,10 @@ func main() {
 	flag.StringVar(&o.replay, "replay", "", "answer the questions of a -dump file again with this build's extractive responder and print the answer figures (no servers)")
 	flag.Var(&o.loreEnv, "lore-env", "extra KEY=VALUE for lore serve (repeatable), e.g. EMBED_PROVIDER=openai")
 	offlineDir := flag.String("offline", "", "a work directory kept by -keep: measure this build's retrieval and extractive answers in-process over its store (no servers), for tuning")
+	misses := flag.Bool("misses", false, "with -offline: list each question whose relevant file the full pipeline does not rank first, with the stage scores of the first three results and of the relevant file's chunks in the top 20")
 	flag.Parse()
 	if *offlineDir != "" {
-		if err := offline(*offlineDir); err != nil {
+		if err := offline(*offlineDir, *misses); err != nil {
 			logf("offline: %v", err)
 			os.Exit(1)
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 
@@ -49,8 +50,10 @@ const (
 // in-process over the vector store of a work directory kept by -keep (no
 // servers, a few seconds): the retrieval rows and the answer figures of the
 // report, with lore serve's default settings, for tuning the ranking. The
-// report's figures stay those of a full run through the HTTP API.
-func offline(work string) error {
+// report's figures stay those of a full run through the HTTP API. With
+// misses it lists the questions whose relevant file the full pipeline does
+// not rank first (see listMiss).
+func offline(work string, misses bool) error {
 	raw, err := os.ReadFile(filepath.Join(work, "sites.json"))
 	if err != nil {
 		return fmt.Errorf("%w (a work directory kept by loreeval -keep)", err)
@@ -88,6 +91,11 @@ func offline(work string) error {
 						break
 					}
 				}
+				if misses && c.name == configs[1].name && ranks[i] != 1 {
+					if err := listMiss(os.Stdout, q, ranks[i], k.DocFile, func(n int) ([]retrieve.Result, error) { return run(q.q, stages, n) }); err != nil {
+						return err
+					}
+				}
 			}
 			m := rankMetrics(ranks)
 			fmt.Printf("%s / %s: hit@1 %.3f hit@5 %.3f MRR@10 %.3f\n", k.Lang, c.name, m.hit1, m.hit5, m.mrr)
@@ -109,6 +117,28 @@ func offline(work string) error {
 		fmt.Printf("%s: off-topic abstention %d/%d, false abstention %d/%d, cited passages from a relevant file %d/%d; "+
 			"relevant file among the passages %d/%d, first %d/%d\n", k.Lang, a.abstainedOff, a.offTopic, a.falseAbstained, a.answerable,
 			a.citedRelevant, a.cited, a.seen, a.answerable, a.first, a.answerable)
+	}
+	return nil
+}
+
+// listMiss prints a question whose relevant file is not first (rank 0: not
+// in the top 10): the first three of its top 20 and the relevant file's
+// chunks among them, each with its rerank, fused and final scores and its
+// relevance, to see what a change to the ranking would have to overcome.
+func listMiss(out io.Writer, q question, rank int, docFile map[int64]string, run func(n int) ([]retrieve.Result, error)) error {
+	res, err := run(20)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "  miss %q (%s): rank %d\n", q.q, q.file, rank)
+	for r, x := range res {
+		if f := docFile[x.Hit.DocumentID]; r < 3 || f == q.file {
+			rr := -1.0
+			if x.Rerank != nil {
+				rr = *x.Rerank
+			}
+			fmt.Fprintf(out, "    %2d %-24s rerank %6.2f fused %.4f score %.3f relevance %.2f [%s]\n", r+1, f, rr, x.Fused, x.Score, x.Relevance, x.Hit.Heading)
+		}
 	}
 	return nil
 }
