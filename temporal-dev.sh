@@ -3,7 +3,11 @@
 # server: SQLite file under the data dir, frontend on :7233, Web UI on :8233.
 # It registers Lore's custom search attributes (workflows/jobmeta.go), so the
 # Web UI can filter by them (LoreSiteId = 3) and GET /jobs can list jobs; a
-# cluster gets them from `lore temporal setup`.
+# cluster gets them from `lore temporal setup`. The flags are those of
+# workflows.DevServerArgs (the tests' and the bench's dev servers): the search
+# attribute cache stays in memory instead of being re-read from SQLite on every
+# read (`start-dev` turns that on), so an attribute created later with
+# `temporal operator search-attribute create` shows within a minute.
 set -euo pipefail
 cd "$(dirname "$0")"
 TEMPORAL_VERSION="${TEMPORAL_CLI_VERSION:-v1.5.1}"
@@ -26,6 +30,7 @@ exec "$BIN" server start-dev \
   --ip 127.0.0.1 --port "${TEMPORAL_PORT:-7233}" \
   --ui-port "${TEMPORAL_UI_PORT:-8233}" \
   --dynamic-config-value system.enableActivityEagerExecution=true \
+  --dynamic-config-value system.forceSearchAttributesCacheRefreshOnRead=false \
   --search-attribute LoreDocumentId=Int --search-attribute LoreKind=Keyword \
   --search-attribute LoreRequestedBy=Keyword --search-attribute LoreSiteId=Int \
   --search-attribute LoreTenantId=Int \

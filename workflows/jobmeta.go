@@ -50,6 +50,28 @@ var SearchAttributeTypes = map[string]enumspb.IndexedValueType{
 	AttrRequestedBy.GetName(): enumspb.INDEXED_VALUE_TYPE_KEYWORD,
 }
 
+// DevServerArgs are the flags every Temporal dev server Lore starts gets
+// (temporal-dev.sh passes the same; TestTemporalDevScriptMatches checks it):
+//   - eager activity execution lets a workflow task hand its new activity
+//     straight to the worker that completed it, skipping a trip through the
+//     task queue (the chat run's model turns in scheduled mode);
+//   - the search attribute cache is read from memory, not refreshed from the
+//     database on every read: `temporal server start-dev` turns the refresh
+//     on so that attributes created at run time show at once, and then reads
+//     the cluster metadata row from SQLite for every start, every command
+//     validation and every visibility write (7% of the dev server's CPU at 100
+//     concurrent chats, bench/REPORT.md). The attributes registered here are
+//     in the cache from the start; one created later with `temporal operator
+//     search-attribute create` shows within a minute;
+//   - Lore's custom search attributes (DevServerSearchAttributeArgs), so jobs
+//     start with them and GET /jobs can list them.
+func DevServerArgs() []string {
+	return append([]string{
+		"--dynamic-config-value", "system.enableActivityEagerExecution=true",
+		"--dynamic-config-value", "system.forceSearchAttributesCacheRefreshOnRead=false",
+	}, DevServerSearchAttributeArgs()...)
+}
+
 // DevServerSearchAttributeArgs are the dev server flags that register
 // SearchAttributeTypes (`--search-attribute LoreSiteId=Int`, …).
 func DevServerSearchAttributeArgs() []string {

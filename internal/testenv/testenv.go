@@ -44,14 +44,10 @@ func TemporalCLI() (string, error) {
 	return p, nil
 }
 
-// DevServerArgs are the dynamic-config flags every dev server Lore starts
-// gets (temporal-dev.sh passes the same): eager activity execution lets a
-// workflow task hand its new activity straight to the worker that completed
-// it, skipping a trip through the task queue (the chat run's model turns).
-// Lore's custom search attributes are registered too, as temporal-dev.sh
-// does, so jobs start with them and GET /jobs can list them.
-var DevServerArgs = append([]string{"--dynamic-config-value", "system.enableActivityEagerExecution=true"},
-	workflows.DevServerSearchAttributeArgs()...)
+// DevServerArgs are the flags every dev server Lore starts gets
+// (workflows.DevServerArgs: eager activity execution, the search attribute
+// cache, Lore's custom search attributes; temporal-dev.sh passes the same).
+var DevServerArgs = workflows.DevServerArgs()
 
 // Temporal is a running dev server.
 type Temporal struct {

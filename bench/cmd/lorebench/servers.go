@@ -152,8 +152,7 @@ func (b *bench) startTemporal(ctx context.Context, kind backend) error {
 		return err
 	}
 	b.temporal, err = env.Start("temporal", b.work, o.temporal, append([]string{"server", "start-dev", "--headless", "--ip", "127.0.0.1",
-		"--port", env.Itoa(tport), "--ui-port", env.Itoa(uport), "--log-level", "error",
-		"--dynamic-config-value", "system.enableActivityEagerExecution=true"}, workflows.DevServerSearchAttributeArgs()...), env.FilteredEnviron())
+		"--port", env.Itoa(tport), "--ui-port", env.Itoa(uport), "--log-level", "error"}, workflows.DevServerArgs()...), env.FilteredEnviron())
 	if err != nil {
 		return err
 	}
