@@ -9,6 +9,8 @@ import (
 
 	"github.com/lorekb/lore/activities"
 	"github.com/stretchr/testify/mock"
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/testsuite"
 )
@@ -114,12 +116,25 @@ func TestBatchContinuesPastFailuresWithBoundedConcurrency(t *testing.T) {
 	for i := range ids {
 		ids[i] = int64(i + 1)
 	}
-	var mid BatchProgress
-	env.RegisterDelayedCallback(func() {
-		if v, err := env.QueryWorkflow(QueryProgress); err == nil {
-			_ = v.Get(&mid)
+	// The mid-run query runs when the first activity completes (on the test
+	// environment's main loop, before the workflow goes on), so it always
+	// happens mid-run. A delayed callback fired only when no activity was
+	// running, which under load could be never before the workflow ended.
+	var (
+		mid     BatchProgress
+		midErr  = errors.New("no activity completed")
+		queried bool
+	)
+	env.SetOnActivityCompletedListener(func(*activity.Info, converter.EncodedValue, error) {
+		if queried {
+			return
 		}
-	}, time.Millisecond)
+		queried = true
+		v, err := env.QueryWorkflow(QueryProgress)
+		if midErr = err; err == nil {
+			midErr = v.Get(&mid)
+		}
+	})
 	env.ExecuteWorkflow(BatchVectorize, BatchInput{DocumentIDs: ids, Concurrency: 2, GroupSize: 10})
 	if err := env.GetWorkflowError(); err != nil {
 		t.Fatal(err)
@@ -137,8 +152,8 @@ func TestBatchContinuesPastFailuresWithBoundedConcurrency(t *testing.T) {
 	if peak > 2 {
 		t.Fatalf("peak concurrency %d > 2", peak)
 	}
-	if mid.Total != 42 {
-		t.Fatalf("mid-run query: %+v", mid)
+	if midErr != nil || mid.Total != 42 || mid.Done {
+		t.Fatalf("mid-run query: %+v (%v)", mid, midErr)
 	}
 }
 
