@@ -41,13 +41,13 @@ type keywordIndex struct {
 	dead     int // postings of removed documents
 }
 
-// add indexes r under a new document number.
-func (ix *keywordIndex) add(r *record) {
+// add indexes r under a new document number, with its term frequencies
+// and term count from termFreqs.
+func (ix *keywordIndex) add(r *record, tf map[string]uint32, n int) {
 	if ix.terms == nil {
 		ix.terms = make(map[string]*term)
 		ix.docs = make(map[uint32]*record)
 	}
-	tf, n := termFreqs(r)
 	r.kwID = ix.nextID
 	ix.nextID++
 	r.kwLen = int32(n)
@@ -74,7 +74,7 @@ func (ix *keywordIndex) remove(r *record) {
 	}
 	delete(ix.docs, r.kwID)
 	ix.totalLen -= int64(r.kwLen)
-	tf, _ := termFreqs(r)
+	tf, _ := termFreqs(r.title, r.heading, r.text)
 	for w := range tf {
 		t := ix.terms[w]
 		if t == nil {
@@ -171,10 +171,10 @@ func (ix *keywordIndex) search(query string, k int) []scored {
 // termFreqs counts the keyword terms of a chunk's title, heading and text
 // with their field weights (vector.EachFieldTerm: BM25F with the fields
 // folded into one weighted bag).
-func termFreqs(r *record) (map[string]uint32, int) {
+func termFreqs(title, heading, text string) (map[string]uint32, int) {
 	tf := make(map[string]uint32)
 	n := 0
-	vector.EachFieldTerm(r.title, r.heading, r.text, func(w string, weight int) {
+	vector.EachFieldTerm(title, heading, text, func(w string, weight int) {
 		tf[w] += uint32(weight)
 		n += weight
 	})

@@ -33,7 +33,7 @@ func (r *record) hit(score float32) vector.Hit {
 // reach another site's data.
 type site struct {
 	rows []*record
-	vecs []float32 // len(rows)*dim normalised floats, row-major
+	vecs vecTable // one normalised vector per row (vectable.go)
 	kw   keywordIndex
 	// ann is the approximate index, present while the site has at least
 	// annCfg.minRows rows (ivf.go); nil means searches scan exactly.
@@ -41,17 +41,25 @@ type site struct {
 	annCfg *annConfig
 }
 
-// add appends r with its normalised vector.
-func (s *site) add(r *record, vec []float32) {
+// add appends r with its normalised vector; p, when not nil, is the work
+// on the chunk done before the store's lock was taken (prepare).
+func (s *site) add(r *record, vec []float32, p *prepared) {
 	r.row = len(s.rows)
 	s.rows = append(s.rows, r)
-	s.vecs = append(s.vecs, vec...)
-	s.kw.add(r)
+	s.vecs.dim = len(vec)
+	s.vecs.push(vec)
+	if p == nil {
+		// Recovery: the terms now, the code (if any list needs it) when
+		// the row is placed.
+		p = &prepared{}
+		p.tf, p.terms = termFreqs(r.title, r.heading, r.text)
+	}
+	s.kw.add(r, p.tf, p.terms)
 	switch {
 	case s.ann != nil:
-		s.ann.add(r.row, vec, s.vecs)
+		s.ann.add(r.row, vec, p.code, p.scale, p.near, &s.vecs)
 	case s.annCfg != nil && len(s.rows) >= s.annCfg.minRows:
-		s.ann = newIVF(s.vecs, len(s.rows), len(vec), s.annCfg)
+		s.ann = newIVF(&s.vecs, len(s.rows), len(vec), s.annCfg)
 	}
 }
 
@@ -60,22 +68,22 @@ func (s *site) add(r *record, vec []float32) {
 func (s *site) remove(r *record, dim int) {
 	last := len(s.rows) - 1
 	if s.ann != nil {
-		s.ann.remove(r.row, s.vecs[r.row*dim:(r.row+1)*dim])
+		s.ann.remove(r.row, s.vecs.row(r.row))
 		s.ann.move(last, r.row)
 	}
 	if r.row != last {
 		moved := s.rows[last]
 		s.rows[r.row] = moved
 		moved.row = r.row
-		copy(s.vecs[r.row*dim:(r.row+1)*dim], s.vecs[last*dim:(last+1)*dim])
+		copy(s.vecs.row(r.row), s.vecs.row(last))
 	}
 	s.rows[last] = nil
 	s.rows = s.rows[:last]
-	s.vecs = s.vecs[:last*dim]
+	s.vecs.pop()
 	if cap(s.rows) > 1024 && cap(s.rows) > 4*len(s.rows) {
-		// Give memory back after large deletions.
+		// Give memory back after large deletions (the vector table
+		// does so itself).
 		s.rows = append([]*record(nil), s.rows...)
-		s.vecs = append([]float32(nil), s.vecs...)
 	}
 	s.kw.remove(r)
 	if s.ann != nil && len(s.rows) < s.annCfg.minRows/2 {
@@ -168,13 +176,13 @@ func (s *site) scan(q []float32, dim, k int, threshold float32, maxWorkers int) 
 		from, to := w*per, min((w+1)*per, n)
 		heaps[w] = topK{k: k, heap: make([]candidate, 0, min(k, to-from))}
 		if w == workers-1 {
-			scanRange(s.vecs, q, dim, from, to, threshold, &heaps[w])
+			s.scanRows(q, dim, from, to, threshold, &heaps[w])
 			break
 		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			scanRange(s.vecs, q, dim, from, to, threshold, &heaps[w])
+			s.scanRows(q, dim, from, to, threshold, &heaps[w])
 		}()
 	}
 	wg.Wait()
@@ -200,17 +208,26 @@ func (s *site) best(heaps []topK, k int) []candidate {
 	return all
 }
 
-// scanRange scores rows [from, to). This is the hot loop: no allocation, one
-// dot product per row and a heap update only for rows that can enter it.
-func scanRange(vecs, q []float32, dim, from, to int, threshold float32, h *topK) {
+// scanRows scores rows [from, to) of s into h, a contiguous run of the
+// vector table at a time.
+func (s *site) scanRows(q []float32, dim, from, to int, threshold float32, h *topK) {
+	s.vecs.rows(from, to, func(first int, vecs []float32) {
+		scanRange(vecs, q, dim, first, threshold, h)
+	})
+}
+
+// scanRange scores the rows in vecs, numbered from first. This is the hot
+// loop: no allocation, one dot product per row and a heap update only for
+// rows that can enter it.
+func scanRange(vecs, q []float32, dim, first int, threshold float32, h *topK) {
 	floor := max(threshold, h.floor())
-	full := false
-	for r := from; r < to; r++ {
-		score := dot(q, vecs[r*dim:(r+1)*dim])
+	full := len(h.heap) == h.k
+	for i := 0; (i+1)*dim <= len(vecs); i++ {
+		score := dot(q, vecs[i*dim:(i+1)*dim])
 		if score < floor || (full && score == floor) {
 			continue
 		}
-		h.push(score, int32(r))
+		h.push(score, int32(first+i))
 		if len(h.heap) == h.k {
 			full = true
 			floor = max(threshold, h.heap[0].score)

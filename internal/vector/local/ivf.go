@@ -74,6 +74,8 @@ type ivfList struct {
 	// split fails (rows too alike to separate), so a list of duplicates is
 	// not re-split on every insert.
 	splitAt int
+	// at is the list's number (its place in ivf.lists and ivf.cents).
+	at int
 }
 
 // ivf is one site's index. It is guarded by the store's lock like the rest
@@ -91,7 +93,7 @@ type ivf struct {
 
 // newIVF indexes the n rows of vecs: k-means with about n/listRows
 // centroids seeded by spread-out rows, then the list invariants.
-func newIVF(vecs []float32, n, dim int, cfg *annConfig) *ivf {
+func newIVF(vecs *vecTable, n, dim int, cfg *annConfig) *ivf {
 	x := &ivf{dim: dim, cfg: cfg}
 	nl := max(1, n/cfg.listRows)
 	cents := make([]float32, nl*dim)
@@ -99,23 +101,20 @@ func newIVF(vecs []float32, n, dim int, cfg *annConfig) *ivf {
 	// insertion order, which follows documents and so topics.
 	for l := 0; l < nl; l++ {
 		r := int(int64(l) * int64(n) / int64(nl))
-		copy(cents[l*dim:(l+1)*dim], vecs[r*dim:(r+1)*dim])
+		copy(cents[l*dim:(l+1)*dim], vecs.row(r))
 	}
 	// Train on at most 64 rows per centroid, evenly spaced, then assign
 	// every row once.
-	train := vecs[:n*dim]
-	tn := n
-	if n > 64*nl {
-		tn = 64 * nl
-		train = make([]float32, 0, tn*dim)
-		for i := 0; i < tn; i++ {
-			r := int(int64(i) * int64(n) / int64(tn))
-			train = append(train, vecs[r*dim:(r+1)*dim]...)
-		}
+	tn := min(n, 64*nl)
+	train := make([]float32, 0, tn*dim)
+	for i := 0; i < tn; i++ {
+		r := int(int64(i) * int64(n) / int64(tn))
+		train = append(train, vecs.row(r)...)
 	}
+	trainRow := func(r int) []float32 { return train[r*dim : (r+1)*dim] }
 	tassign := make([]int32, tn)
 	for iter := 0; iter < 8; iter++ {
-		assignRows(train, cents, dim, tn, tassign)
+		assignRows(trainRow, cents, dim, tn, tassign)
 		sums := make([]float64, nl*dim)
 		counts := make([]int, nl)
 		for r := 0; r < tn; r++ {
@@ -139,7 +138,7 @@ func newIVF(vecs []float32, n, dim int, cfg *annConfig) *ivf {
 		}
 	}
 	assign := make([]int32, n)
-	assignRows(vecs, cents, dim, n, assign)
+	assignRows(vecs.row, cents, dim, n, assign)
 	x.cents = cents
 	splitAt := make([]int, nl)
 	for l := range splitAt {
@@ -152,7 +151,7 @@ func newIVF(vecs []float32, n, dim int, cfg *annConfig) *ivf {
 // build fills x's lists from a list number per row (and each list's split
 // size), then recenters, drops empty lists and splits full ones. x.cents
 // must have room for len(splitAt) centroids.
-func (x *ivf) build(vecs []float32, n int, assign []int32, splitAt []int) {
+func (x *ivf) build(vecs *vecTable, n int, assign []int32, splitAt []int) {
 	dim := x.dim
 	counts := make([]int, len(splitAt))
 	for _, l := range assign[:n] {
@@ -160,13 +159,13 @@ func (x *ivf) build(vecs []float32, n int, assign []int32, splitAt []int) {
 	}
 	x.lists = make([]*ivfList, len(splitAt))
 	for l := range x.lists {
-		x.lists[l] = &ivfList{sum: make([]float32, dim), splitAt: splitAt[l],
+		x.lists[l] = &ivfList{sum: make([]float32, dim), splitAt: splitAt[l], at: l,
 			rows: make([]int32, 0, counts[l]), codes: make([]int8, 0, counts[l]*dim), scales: make([]float32, 0, counts[l])}
 	}
 	x.rowList = make([]int32, n)
 	x.rowPos = make([]int32, n)
 	for r := 0; r < n; r++ {
-		x.place(int(assign[r]), int32(r), vecs[r*dim:(r+1)*dim])
+		x.place(int(assign[r]), int32(r), vecs.row(r), nil, 0)
 	}
 	for l := range x.lists {
 		x.recenter(l)
@@ -189,7 +188,7 @@ func (x *ivf) build(vecs []float32, n int, assign []int32, splitAt []int) {
 
 // assignRows sets assign[r] to the nearest centroid of each row, over the
 // available cores.
-func assignRows(vecs, cents []float32, dim, n int, assign []int32) {
+func assignRows(row func(int) []float32, cents []float32, dim, n int, assign []int32) {
 	workers := min(defaultWorkers(), max(1, n/4096))
 	var wg sync.WaitGroup
 	per := (n + workers - 1) / workers
@@ -199,7 +198,7 @@ func assignRows(vecs, cents []float32, dim, n int, assign []int32) {
 		go func() {
 			defer wg.Done()
 			for r := from; r < to; r++ {
-				assign[r] = int32(nearest(cents, dim, vecs[r*dim:(r+1)*dim]))
+				assign[r] = int32(nearest(cents, dim, row(r)))
 			}
 		}()
 	}
@@ -232,20 +231,25 @@ func normalizeInPlace(v []float32) {
 	}
 }
 
-// join puts row r (vector v) into list l and moves the centroid.
-func (x *ivf) join(l int, r int32, v []float32) {
-	x.place(l, r, v)
+// join puts row r (vector v, its code and scale) into list l and moves the
+// centroid.
+func (x *ivf) join(l int, r int32, v []float32, code []int8, scale float32) {
+	x.place(l, r, v, code, scale)
 	x.recenter(l)
 }
 
 // place puts row r (vector v) into list l without recomputing the centroid.
-func (x *ivf) place(l int, r int32, v []float32) {
+// code and scale are v's quantised form; a nil code quantises v here.
+func (x *ivf) place(l int, r int32, v []float32, code []int8, scale float32) {
 	li := x.lists[l]
 	x.rowList[r] = int32(l)
 	x.rowPos[r] = int32(len(li.rows))
 	li.rows = append(li.rows, r)
-	var scale float32
-	li.codes, scale = quantize(li.codes, v)
+	if code == nil {
+		li.codes, scale = quantize(li.codes, v)
+	} else {
+		li.codes = append(li.codes, code...)
+	}
 	li.scales = append(li.scales, scale)
 	for i, f := range v {
 		li.sum[i] += f
@@ -259,16 +263,25 @@ func (x *ivf) recenter(l int) {
 	normalizeInPlace(c)
 }
 
-// add indexes the new last row r with vector v, splitting its list when it
-// outgrows the target size.
-func (x *ivf) add(r int, v []float32, vecs []float32) {
+// add indexes the new last row r with vector v (and its code and scale, or
+// a nil code), splitting its list when it outgrows the target size. near,
+// if not nil, is the list found nearest to v before the write took the lock
+// (Store.Upsert): it is used while it is still in the index, since the
+// lists that changed since (a split, a few rows joined) barely move the
+// answer; otherwise the nearest list is found again.
+func (x *ivf) add(r int, v []float32, code []int8, scale float32, near *ivfList, vecs *vecTable) {
 	if r != len(x.rowList) {
 		panic("local vector store: index out of step with the site rows")
 	}
 	x.rowList = append(x.rowList, -1)
 	x.rowPos = append(x.rowPos, -1)
-	l := nearest(x.cents, x.dim, v)
-	x.join(l, int32(r), v)
+	var l int
+	if near != nil && near.at < len(x.lists) && x.lists[near.at] == near {
+		l = near.at
+	} else {
+		l = nearest(x.cents, x.dim, v)
+	}
+	x.join(l, int32(r), v, code, scale)
 	if len(x.lists[l].rows) >= x.lists[l].splitAt {
 		x.split(l, vecs)
 	}
@@ -318,6 +331,7 @@ func (x *ivf) dropList(l int) {
 	last := len(x.lists) - 1
 	if l != last {
 		x.lists[l] = x.lists[last]
+		x.lists[l].at = l
 		copy(x.cents[l*x.dim:(l+1)*x.dim], x.cents[last*x.dim:(last+1)*x.dim])
 		for _, r := range x.lists[l].rows {
 			x.rowList[r] = int32(l)
@@ -330,10 +344,10 @@ func (x *ivf) dropList(l int) {
 
 // split divides list l in two by 2-means over its rows. It reports false
 // (and raises the list's split size) when the rows cannot be separated.
-func (x *ivf) split(l int, vecs []float32) bool {
+func (x *ivf) split(l int, vecs *vecTable) bool {
 	dim := x.dim
 	li := x.lists[l]
-	row := func(r int32) []float32 { return vecs[int(r)*dim : (int(r)+1)*dim] }
+	row := func(r int32) []float32 { return vecs.row(int(r)) }
 	// Seeds: the row farthest from the centroid, then the row farthest
 	// from that one.
 	cent := x.cents[l*dim : (l+1)*dim]
@@ -367,20 +381,23 @@ func (x *ivf) split(l int, vecs []float32) bool {
 		normalizeInPlace(ca)
 		normalizeInPlace(cb)
 	}
-	keep := &ivfList{sum: make([]float32, dim), splitAt: 2 * x.cfg.listRows}
-	other := &ivfList{sum: make([]float32, dim), splitAt: 2 * x.cfg.listRows}
+	keep := &ivfList{sum: make([]float32, dim), splitAt: 2 * x.cfg.listRows, at: l}
+	other := &ivfList{sum: make([]float32, dim), splitAt: 2 * x.cfg.listRows, at: len(x.lists)}
 	rows := li.rows
 	x.lists[l] = keep
 	x.lists = append(x.lists, other)
 	x.cents = append(x.cents, make([]float32, dim)...)
 	nl := len(x.lists) - 1
+	// The rows keep their codes: moved, not quantised again.
 	for i, r := range rows {
+		to := l
 		if side[i] {
-			x.join(nl, r, row(r))
-		} else {
-			x.join(l, r, row(r))
+			to = nl
 		}
+		x.place(to, r, row(r), li.codes[i*dim:(i+1)*dim], li.scales[i])
 	}
+	x.recenter(l)
+	x.recenter(nl)
 	return true
 }
 
@@ -445,7 +462,7 @@ func (x *ivf) search(s *site, q []float32, k int, threshold float32, budget, max
 	exact := topK{k: k, heap: make([]candidate, 0, k)}
 	for _, h := range heaps {
 		for _, c := range h.heap {
-			score := dot(q, s.vecs[int(c.row)*dim:(int(c.row)+1)*dim])
+			score := dot(q, s.vecs.row(int(c.row)))
 			if score >= threshold {
 				exact.push(score, c.row)
 			}

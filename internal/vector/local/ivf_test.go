@@ -111,8 +111,14 @@ func checkIndex(t *testing.T, s *Store) {
 				if int(x.rowList[r]) != l || int(x.rowPos[r]) != p {
 					t.Fatalf("site %d: row %d is in list %d at %d but located at %d/%d", id, r, l, p, x.rowList[r], x.rowPos[r])
 				}
-				for i, f := range st.vecs[int(r)*s.dim : (int(r)+1)*s.dim] {
+				for i, f := range st.vecs.row(int(r)) {
 					sum[i] += float64(f)
+				}
+				// The row's code (prepared by Upsert, moved by splits
+				// and deletes) is its vector's.
+				code, scale := quantize(nil, st.vecs.row(int(r)))
+				if !slices.Equal(code, li.codes[p*s.dim:(p+1)*s.dim]) || scale != li.scales[p] {
+					t.Fatalf("site %d: row %d in list %d at %d has another vector's code", id, r, l, p)
 				}
 				seen++
 			}
@@ -439,7 +445,7 @@ func siteState(s *Store, site int64) map[string][]float32 {
 		return m
 	}
 	for _, r := range st.rows {
-		m[r.id] = append([]float32(nil), st.vecs[r.row*s.dim:(r.row+1)*s.dim]...)
+		m[r.id] = append([]float32(nil), st.vecs.row(r.row)...)
 	}
 	return m
 }

@@ -173,10 +173,10 @@ func (s *Store) restoreIndexes(gen uint64) {
 		}
 		if si := saved[id]; si != nil {
 			x := &ivf{dim: s.dim, cfg: &s.ann, cents: make([]float32, len(si.splitAt)*s.dim)}
-			x.build(st.vecs, si.rows, si.assign, si.splitAt)
+			x.build(&st.vecs, si.rows, si.assign, si.splitAt)
 			st.ann = x
 			continue
 		}
-		st.ann = newIVF(st.vecs, len(st.rows), s.dim, &s.ann)
+		st.ann = newIVF(&st.vecs, len(st.rows), s.dim, &s.ann)
 	}
 }

@@ -322,7 +322,7 @@ func TestParallelScanMatchesSerial(t *testing.T) {
 		for j := range v {
 			v[j] = r.Float32()*2 - 1
 		}
-		st.add(&record{id: fmt.Sprintf("c%06d", i)}, normalize(v))
+		st.add(&record{id: fmt.Sprintf("c%06d", i)}, normalize(v), nil)
 	}
 	q := make([]float32, dim)
 	for j := range q {
@@ -338,7 +338,7 @@ func TestParallelScanMatchesSerial(t *testing.T) {
 		// Brute-force reference.
 		all := make([]float32, n)
 		for i := 0; i < n; i++ {
-			all[i] = dotGeneric(q, st.vecs[i*dim:(i+1)*dim])
+			all[i] = dotGeneric(q, st.vecs.row(i))
 		}
 		sort.Slice(all, func(i, j int) bool { return all[i] > all[j] })
 		for i := range par {

@@ -319,7 +319,7 @@ func (s *Store) writeSnapshot(gen uint64) (size int64, err error) {
 			c := vector.Chunk{
 				ID: r.id, SiteID: r.site, DocumentID: r.doc, Version: r.version, Index: r.index,
 				Title: r.title, Heading: r.heading, Text: r.text,
-				Vector: st.vecs[row*s.dim : (row+1)*s.dim],
+				Vector: st.vecs.row(row),
 			}
 			body.buf = body.buf[:0]
 			body.chunk(&c)
@@ -409,7 +409,7 @@ func (s *Store) readSnapshot() (gen uint64, size int64, ok bool, err error) {
 		if d.err != nil {
 			return 0, 0, false, fmt.Errorf("snapshot chunk %d: %w", i, d.err)
 		}
-		s.applyUpsert([]vector.Chunk{c})
+		s.applyUpsert([]vector.Chunk{c}, nil)
 	}
 	if _, err := io.Copy(io.Discard, br); err != nil {
 		return 0, 0, false, err

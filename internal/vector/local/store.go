@@ -2,7 +2,7 @@
 // single Lore worker that needs no vector database server.
 //
 // All chunks live in memory, partitioned by site: a search scans only its
-// site's contiguous array of normalised vectors (brute-force cosine, split
+// site's normalised vectors, contiguous in slabs of 16k rows (brute-force cosine, split
 // over the CPU cores, with a bounded top-k heap), which is exact and fast
 // enough for hundreds of thousands of chunks per site. A BM25 inverted index
 // per site serves keyword search and is updated with every write.
@@ -268,7 +268,24 @@ func (s *Store) Upsert(ctx context.Context, chunks []vector.Chunk) error {
 		norm[i] = c
 		rec.chunk(&norm[i])
 	}
-	return s.write(ctx, rec, func() { s.applyUpsert(norm) })
+	// The chunks' analysis and codes are computed here, in parallel with
+	// other writers, not under the locks (prepare.go).
+	prep := make([]*prepared, len(norm))
+	for i := range norm {
+		c := &norm[i]
+		prep[i] = prepare(c.Title, c.Heading, c.Text, c.Vector)
+	}
+	// So is the search for each vector's list, which costs a dot product
+	// per list and so grows with the site: a read lock lets it run beside
+	// searches and other writers' preparation.
+	s.mu.RLock()
+	for i := range norm {
+		if st := s.sites[norm[i].SiteID]; st != nil && st.ann != nil {
+			prep[i].near = st.ann.lists[nearest(st.ann.cents, s.dim, norm[i].Vector)]
+		}
+	}
+	s.mu.RUnlock()
+	return s.write(ctx, rec, func() { s.applyUpsert(norm, prep) })
 }
 
 // interner copies strings once per distinct value.
@@ -437,7 +454,7 @@ func (s *Store) applyPayload(payload []byte) error {
 		if d.err != nil {
 			return d.err
 		}
-		s.applyUpsert(chunks)
+		s.applyUpsert(chunks, nil)
 	case opDeleteDoc:
 		doc := d.varint()
 		if d.err != nil {
@@ -462,8 +479,9 @@ func (s *Store) applyPayload(payload []byte) error {
 	return nil
 }
 
-// applyUpsert inserts chunks with normalised vectors, replacing by ID.
-func (s *Store) applyUpsert(chunks []vector.Chunk) {
+// applyUpsert inserts chunks with normalised vectors, replacing by ID; prep
+// holds each chunk's prepared work (nil: done here).
+func (s *Store) applyUpsert(chunks []vector.Chunk, prep []*prepared) {
 	for i := range chunks {
 		c := &chunks[i]
 		if old := s.byID[c.ID]; old != nil {
@@ -478,7 +496,11 @@ func (s *Store) applyUpsert(chunks []vector.Chunk) {
 			st = &site{annCfg: &s.ann}
 			s.sites[c.SiteID] = st
 		}
-		st.add(r, c.Vector)
+		var p *prepared
+		if prep != nil {
+			p = prep[i]
+		}
+		st.add(r, c.Vector, p)
 		s.byID[r.id] = r
 		docs := s.byDoc[r.doc]
 		if docs == nil {
