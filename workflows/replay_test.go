@@ -14,20 +14,7 @@ import (
 // ChatRun that would break a turn running while it is deployed (another
 // activity, timer or side effect in another order) fails here.
 func TestChatHistoriesReplay(t *testing.T) {
-	files, err := filepath.Glob(filepath.Join("testdata", "chat-*.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(files) < 3 {
-		t.Fatalf("%d recorded chat histories, want one per mode (3)", len(files))
-	}
-	for _, f := range files {
-		r := worker.NewWorkflowReplayer()
-		RegisterChatReplay(r)
-		if err := r.ReplayWorkflowHistoryFromJSONFile(nil, f); err != nil {
-			t.Errorf("%s: %v", f, err)
-		}
-	}
+	replayAll(t, "chat-*.json", 3, RegisterChatReplay) // one per mode
 }
 
 // TestImportHistoriesReplay replays import histories recorded from real runs
@@ -37,16 +24,23 @@ func TestChatHistoriesReplay(t *testing.T) {
 // and batched ones (ImportBatch). A change to Import that would break an
 // import running while it is deployed fails here.
 func TestImportHistoriesReplay(t *testing.T) {
-	files, err := filepath.Glob(filepath.Join("testdata", "import-*.json"))
+	replayAll(t, "import-*.json", 5, func(r worker.WorkflowReplayer) { r.RegisterWorkflow(Import) })
+}
+
+// replayAll replays every history in testdata matching pattern (at least
+// want of them) on a replayer that register prepared.
+func replayAll(t *testing.T, pattern string, want int, register func(worker.WorkflowReplayer)) {
+	t.Helper()
+	files, err := filepath.Glob(filepath.Join("testdata", pattern))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(files) < 5 {
-		t.Fatalf("%d recorded import histories, want 5", len(files))
+	if len(files) < want {
+		t.Fatalf("%d recorded histories match %s, want %d", len(files), pattern, want)
 	}
 	for _, f := range files {
 		r := worker.NewWorkflowReplayer()
-		r.RegisterWorkflow(Import)
+		register(r)
 		if err := r.ReplayWorkflowHistoryFromJSONFile(nil, f); err != nil {
 			t.Errorf("%s: %v", f, err)
 		}

@@ -16,9 +16,9 @@ import (
 	"sync/atomic"
 
 	"github.com/openai/openai-go"
-	"github.com/openai/openai-go/option"
 
 	"github.com/lorekb/lore/internal/embed"
+	llmoai "github.com/lorekb/lore/internal/llm/oai"
 )
 
 // DefaultModel is used when Config.Model is empty.
@@ -70,20 +70,11 @@ var knownDimensions = map[string]int{
 	"text-embedding-ada-002": 1536,
 }
 
-// New returns an embedder for cfg. It makes no request.
+// New returns an embedder for cfg. It makes no request; its settings come
+// only from cfg (llmoai.ClientOptions).
 func New(cfg Config) *Embedder {
-	opts := []option.RequestOption{option.WithMaxRetries(0)}
-	if cfg.BaseURL != "" {
-		opts = append(opts, option.WithBaseURL(cfg.BaseURL))
-	}
-	if cfg.APIKey != "" {
-		opts = append(opts, option.WithAPIKey(cfg.APIKey))
-	}
-	if cfg.HTTPClient != nil {
-		opts = append(opts, option.WithHTTPClient(cfg.HTTPClient))
-	}
 	e := &Embedder{
-		client:    openai.NewClient(opts...),
+		client:    openai.NewClient(llmoai.ClientOptions(cfg.BaseURL, cfg.APIKey, cfg.HTTPClient)...),
 		model:     cfg.Model,
 		dimension: max(cfg.Dimension, 0),
 		batchSize: cfg.BatchSize,

@@ -185,6 +185,21 @@ func TestDefaults(t *testing.T) {
 	}
 }
 
+// An embedder configured without a key sends none: the process's
+// OPENAI_API_KEY and OPENAI_BASE_URL belong to no configured server.
+func TestNoKeyFromEnvironment(t *testing.T) {
+	t.Setenv("OPENAI_API_KEY", "sk-from-env-must-not-leak")
+	t.Setenv("OPENAI_BASE_URL", "http://127.0.0.1:1/v1")
+	f, srv := newFake(t, 2)
+	e := New(Config{BaseURL: srv.URL + "/v1", HTTPClient: srv.Client()})
+	if _, err := e.Embed(context.Background(), texts(1)); err != nil {
+		t.Fatal(err)
+	}
+	if len(f.auth) != 1 || f.auth[0] != "" {
+		t.Fatalf("Authorization %q, want none", f.auth)
+	}
+}
+
 func TestDimensionsParameter(t *testing.T) {
 	f, srv := newFake(t, 3)
 	e := New(Config{BaseURL: srv.URL, Model: "m", Dimension: 8, HTTPClient: srv.Client()})

@@ -41,26 +41,34 @@ type Model struct {
 
 var _ llm.Model = (*Model)(nil)
 
-// New builds a Model from cfg. Settings come only from cfg, never from
-// OPENAI_* environment variables, so that the key for one server is not sent
-// to another by accident.
+// New builds a Model from cfg (settings only from cfg, see ClientOptions).
 func New(cfg Config) *Model {
+	opts := append(ClientOptions(cfg.BaseURL, cfg.APIKey, cfg.HTTPClient), option.WithMiddleware(dropKeepAlives))
+	return &Model{client: openai.NewClient(opts...), model: cfg.Model}
+}
+
+// ClientOptions are the openai-go options of every client Lore makes for an
+// OpenAI-compatible server (this chat model, the embedder): the SDK does not
+// retry (Temporal retries the activity), and settings come only from the
+// arguments, never from OPENAI_* environment variables, so that the key for
+// one server is not sent to another by accident. An empty baseURL means
+// OpenAI; an empty apiKey sends no Authorization header; hc may be nil.
+func ClientOptions(baseURL, apiKey string, hc *http.Client) []option.RequestOption {
 	opts := []option.RequestOption{
 		option.WithMaxRetries(0),
 		option.WithEnvironmentProduction(),
 		option.WithHeaderDel("authorization"),
-		option.WithMiddleware(dropKeepAlives),
 	}
-	if cfg.BaseURL != "" {
-		opts = append(opts, option.WithBaseURL(cfg.BaseURL))
+	if baseURL != "" {
+		opts = append(opts, option.WithBaseURL(baseURL))
 	}
-	if cfg.APIKey != "" {
-		opts = append(opts, option.WithAPIKey(cfg.APIKey))
+	if apiKey != "" {
+		opts = append(opts, option.WithAPIKey(apiKey))
 	}
-	if cfg.HTTPClient != nil {
-		opts = append(opts, option.WithHTTPClient(cfg.HTTPClient))
+	if hc != nil {
+		opts = append(opts, option.WithHTTPClient(hc))
 	}
-	return &Model{client: openai.NewClient(opts...), model: cfg.Model}
+	return opts
 }
 
 // Generate streams one chat completion. Text and tool-call pieces are passed
