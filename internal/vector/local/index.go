@@ -75,7 +75,7 @@ func (s *site) remove(r *record, dim int) {
 		moved := s.rows[last]
 		s.rows[r.row] = moved
 		moved.row = r.row
-		copy(s.vecs.row(r.row), s.vecs.row(last))
+		s.vecs.copyRow(r.row, last)
 	}
 	s.rows[last] = nil
 	s.rows = s.rows[:last]

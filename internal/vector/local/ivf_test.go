@@ -359,15 +359,7 @@ func TestIVFReopen(t *testing.T) {
 	s := openANN(t, dir, fullANN)
 	s.compactBytes = 256 << 10 // some state in the snapshot, some in the log
 	gen := newClustered(7, ivfDim, 20)
-	for i := 0; i < 6000; i += 200 {
-		var cs []vector.Chunk
-		for j := i; j < i+200; j++ {
-			cs = append(cs, genChunk(1, j, gen.next()))
-		}
-		if err := s.Upsert(ctx, cs); err != nil {
-			t.Fatal(err)
-		}
-	}
+	fillGen(t, s, 1, 6000, 200, gen)
 	for d := int64(1); d < 300; d += 3 {
 		if err := s.DeleteDocument(ctx, d); err != nil {
 			t.Fatal(err)

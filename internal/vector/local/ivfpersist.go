@@ -8,7 +8,6 @@ import (
 	"math"
 	"os"
 	"path/filepath"
-	"sort"
 )
 
 // The index file (ivf.bin) saves, beside each snapshot, which list every row
@@ -30,10 +29,10 @@ const (
 	indexMagic = "LOREIVF1"
 )
 
-// saveIndexes writes the index file for snapshot generation gen. The caller
-// holds at least a read lock on the state. Failure costs only a rebuild at
-// the next open, so callers may ignore it.
-func (s *Store) saveIndexes(gen uint64) (err error) {
+// saveIndexes writes the index file for snapshot generation gen from the
+// state frozen in v (the snapshot's own view, so the rows match). Failure
+// costs only a rebuild at the next open, so callers may ignore it.
+func (s *Store) saveIndexes(gen uint64, v *stateView) (err error) {
 	tmp := filepath.Join(s.dir, indexTmp)
 	f, err := os.OpenFile(tmp, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o644)
 	if err != nil {
@@ -48,27 +47,25 @@ func (s *Store) saveIndexes(gen uint64) (err error) {
 	crc := crc32.New(castagnoli)
 	bw := bufio.NewWriterSize(f, 1<<20)
 	w := io.MultiWriter(bw, crc)
-	var ids []int64
-	for id, st := range s.sites {
-		if st.ann != nil {
-			ids = append(ids, id)
+	var indexed []*siteView
+	for i := range v.sites {
+		if v.sites[i].splitAt != nil {
+			indexed = append(indexed, &v.sites[i])
 		}
 	}
-	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
 	e := &encoder{}
 	e.buf = append(e.buf, indexMagic...)
 	e.uvarint(gen)
 	e.uvarint(uint64(s.dim))
-	e.uvarint(uint64(len(ids)))
-	for _, id := range ids {
-		x := s.sites[id].ann
-		e.varint(id)
-		e.uvarint(uint64(len(x.rowList)))
-		e.uvarint(uint64(len(x.lists)))
-		for _, li := range x.lists {
-			e.uvarint(uint64(li.splitAt))
+	e.uvarint(uint64(len(indexed)))
+	for _, sv := range indexed {
+		e.varint(sv.id)
+		e.uvarint(uint64(len(sv.rowList)))
+		e.uvarint(uint64(len(sv.splitAt)))
+		for _, at := range sv.splitAt {
+			e.uvarint(uint64(at))
 		}
-		for _, l := range x.rowList {
+		for _, l := range sv.rowList {
 			e.uvarint(uint64(l))
 			if len(e.buf) > 1<<20 {
 				if _, err = w.Write(e.buf); err != nil {

@@ -42,6 +42,9 @@ func TestConformanceReopen(t *testing.T) {
 
 // TestConformanceReopenCompacting runs the persistence suite with a log that
 // is compacted after every write, so recovery goes through snapshots too.
+// The compactions run in the background (compact.go): the suite's next
+// writes, searches and deletes run while the snapshot is being written
+// (Close waits for the one in flight).
 func TestConformanceReopenCompacting(t *testing.T) {
 	vectortest.RunReopen(t, func(t *testing.T, dir string) vector.Store {
 		s := openTest(t, dir)
@@ -195,6 +198,47 @@ func TestCompactionAndCrashLeftovers(t *testing.T) {
 			t.Errorf("%s not cleaned up", name)
 		}
 	}
+
+	// A crash in the middle of a compaction, after writes went to the new
+	// log: the old snapshot, both logs and the new snapshot written but not
+	// renamed into place.
+	var crashDir string
+	s.hook = func(stage string) {
+		switch stage {
+		case "rotated":
+			if err := s.DeleteDocument(ctx, 4); err != nil {
+				t.Error(err)
+			}
+			if err := s.Upsert(ctx, []vector.Chunk{chunk(1, 30, 1, 0, vec(3, 1), "written during the compaction")}); err != nil {
+				t.Error(err)
+			}
+		case "written":
+			crashDir = copyDir(t, dir)
+		}
+	}
+	if err := s.Compact(); err != nil {
+		t.Fatal(err)
+	}
+	s.hook = nil
+	if gens, _ := logsFrom(crashDir, 0); len(gens) != 2 {
+		t.Fatalf("logs %v at the crash, want the old and the new", gens)
+	}
+	c := openTest(t, crashDir)
+	defer c.Close()
+	if n := count(t, c); n != 19 {
+		t.Fatalf("%d chunks after a crash inside compaction, want 19", n)
+	}
+	if n, _ := c.CountDocument(ctx, 4); n != 0 {
+		t.Fatal("delete made during the compaction lost")
+	}
+	if n, _ := c.CountDocument(ctx, 30); n != 1 {
+		t.Fatal("upsert made during the compaction lost")
+	}
+	for _, name := range []string{snapshotTmp} {
+		if _, err := os.Stat(filepath.Join(crashDir, name)); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("%s not cleaned up", name)
+		}
+	}
 }
 
 func TestAutomaticCompaction(t *testing.T) {
@@ -208,11 +252,21 @@ func TestAutomaticCompaction(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	// Compactions finish in the background: a write made after the last
+	// one starts the next if the log has outgrown the snapshot again.
+	s.waitCompaction()
+	if err := s.Upsert(ctx, []vector.Chunk{chunk(1, 0, 1, 0, vec(1, 0), "some text to make the record bigger")}); err != nil {
+		t.Fatal(err)
+	}
+	s.waitCompaction()
 	if s.gen == gen {
 		t.Fatal("log never compacted")
 	}
-	if s.wal.size > max(s.compactBytes, s.snapLen) {
+	if s.wal.size+s.oldLogs > max(s.compactBytes, s.snapLen) {
 		t.Fatalf("log of %d bytes not compacted", s.wal.size)
+	}
+	if gens, _ := logsFrom(dir, 0); len(gens) != 1 {
+		t.Fatalf("logs %v left after compaction", gens)
 	}
 	s.Close()
 	s = openTest(t, dir)

@@ -10,8 +10,6 @@ import (
 	"math"
 	"os"
 	"path/filepath"
-	"sort"
-	"strings"
 
 	"github.com/lorekb/lore/internal/vector"
 )
@@ -25,10 +23,12 @@ import (
 // A WAL record is [payload length uint32 LE][CRC-32C of payload uint32 LE]
 // [payload]; the payload is an op byte and its arguments. Recovery loads the
 // snapshot, replays wal-<g>.log up to the first incomplete or corrupt record
-// (a write torn by a crash) and truncates the log there. Compaction writes
-// snapshot g+1 beside the old one, renames it into place, then starts
-// wal-<g+1>.log and deletes the old log, so a crash at any point leaves a
-// consistent pair.
+// (a write torn by a crash) and truncates the log there. Compaction
+// (compact.go) first starts wal-<g+1>.log, which takes the writes from then
+// on, then writes snapshot g+1 (the state when that log started) beside the
+// old one, renames it into place and deletes the older logs; until the
+// rename, recovery replays wal-<g>.log and then wal-<g+1>.log on snapshot g,
+// so a crash at any point leaves a consistent state.
 const (
 	snapshotName  = "snapshot.bin"
 	snapshotTmp   = "snapshot.tmp"
@@ -279,10 +279,10 @@ func replayWAL(path string, apply func(payload []byte) error) (int64, error) {
 	}
 }
 
-// writeSnapshot writes the store's state as generation gen to a temporary
-// file and renames it over the snapshot. The caller holds at least a read
-// lock on the state.
-func (s *Store) writeSnapshot(gen uint64) (size int64, err error) {
+// writeSnapshot writes the state frozen in v as generation gen to a
+// temporary file and renames it over the snapshot. It reads only the view,
+// so it needs no lock.
+func (s *Store) writeSnapshot(gen uint64, v *stateView) (size int64, err error) {
 	tmp := filepath.Join(s.dir, snapshotTmp)
 	f, err := os.OpenFile(tmp, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o644)
 	if err != nil {
@@ -302,24 +302,19 @@ func (s *Store) writeSnapshot(gen uint64) (size int64, err error) {
 	head.buf = append(head.buf, snapshotMagic...)
 	head.uvarint(uint64(s.dim))
 	head.uvarint(gen)
-	head.uvarint(uint64(len(s.byID)))
+	head.uvarint(uint64(v.count))
 	if _, err = w.Write(head.buf); err != nil {
 		return 0, err
 	}
-	siteIDs := make([]int64, 0, len(s.sites))
-	for id := range s.sites {
-		siteIDs = append(siteIDs, id)
-	}
-	sort.Slice(siteIDs, func(i, j int) bool { return siteIDs[i] < siteIDs[j] })
 	body := &encoder{}
 	var frame [binary.MaxVarintLen64]byte
-	for _, id := range siteIDs {
-		st := s.sites[id]
-		for row, r := range st.rows {
+	for i := range v.sites {
+		sv := &v.sites[i]
+		for row, r := range sv.rows {
 			c := vector.Chunk{
 				ID: r.id, SiteID: r.site, DocumentID: r.doc, Version: r.version, Index: r.index,
 				Title: r.title, Heading: r.heading, Text: r.text,
-				Vector: st.vecs.row(row),
+				Vector: sv.vecs.row(row),
 			}
 			body.buf = body.buf[:0]
 			body.chunk(&c)
@@ -350,6 +345,7 @@ func (s *Store) writeSnapshot(gen uint64) (size int64, err error) {
 	if err = f.Close(); err != nil {
 		return 0, err
 	}
+	s.at("written")
 	if err = os.Rename(tmp, filepath.Join(s.dir, snapshotName)); err != nil {
 		return 0, err
 	}
@@ -422,24 +418,6 @@ func (s *Store) readSnapshot() (gen uint64, size int64, ok bool, err error) {
 		return 0, 0, false, fmt.Errorf("%w: snapshot %s fails its checksum", errCorrupt, path)
 	}
 	return gen, size, true, nil
-}
-
-// removeStale deletes logs of other generations and a leftover temporary
-// snapshot, remains of a compaction interrupted by a crash.
-func removeStale(dir string, keep string) error {
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		return err
-	}
-	for _, e := range entries {
-		name := e.Name()
-		if name == snapshotTmp || (strings.HasPrefix(name, "wal-") && strings.HasSuffix(name, ".log") && name != keep) {
-			if err := os.Remove(filepath.Join(dir, name)); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
 }
 
 // syncDir makes renames and creations in dir durable.

@@ -42,12 +42,17 @@ type Store struct {
 	dir string
 	dim int
 
+	// compactMu is held by the one compaction that may run, from its
+	// rotation to its end (compact.go); gen is guarded by it.
+	compactMu sync.Mutex
+	gen       uint64 // of the snapshot on disk
 	// writeMu serialises writers, so the log order is the apply order, and
-	// lets compaction read the state without blocking searches.
+	// guards the fields below it.
 	writeMu sync.Mutex
 	wal     *wal
-	gen     uint64
-	snapLen int64 // size of the last snapshot
+	logGen  uint64 // of the log taking writes
+	oldLogs int64  // bytes of older logs the snapshot does not hold yet
+	snapLen int64  // size of the last snapshot
 	// compactBytes is the minimum log size that triggers compaction.
 	compactBytes int64
 	lock         *os.File
@@ -60,6 +65,8 @@ type Store struct {
 	byDoc   map[int64]map[string]*record
 	workers int
 	ann     annConfig // when and how large sites are indexed (ivf.go)
+
+	hook func(stage string) // tests: called at each stage of a compaction
 }
 
 var (
@@ -104,8 +111,8 @@ func open(dir string, dim int, ann annConfig) (*Store, error) {
 	return s, nil
 }
 
-// load restores the state from the snapshot and the log, then starts the log
-// for new writes.
+// load restores the state from the snapshot and the logs, then starts the
+// log for new writes.
 func (s *Store) load() error {
 	// Sites get their indexes in one pass once the snapshot is in
 	// (ivfpersist.go), not row by row while it loads.
@@ -117,30 +124,49 @@ func (s *Store) load() error {
 		return err
 	}
 	s.restoreIndexes(gen)
-	s.gen, s.snapLen = gen, snapLen
-	name := walName(gen)
-	path := filepath.Join(s.dir, name)
-	good, err := replayWAL(path, s.applyPayload)
+	s.gen, s.snapLen, s.logGen = gen, snapLen, gen
+	// Every log from the snapshot's generation on, oldest first: more than
+	// one are left by a compaction that did not finish (compact.go).
+	gens, err := logsFrom(s.dir, gen)
 	if err != nil {
 		return err
 	}
-	if err := removeStale(s.dir, name); err != nil {
+	if len(gens) == 0 || gens[0] != gen {
+		gens = append([]uint64{gen}, gens...) // a missing log is empty
+	}
+	var good int64
+	for i, g := range gens {
+		if good, err = replayWAL(filepath.Join(s.dir, walName(g)), s.applyPayload); err != nil {
+			return err
+		}
+		if i < len(gens)-1 {
+			s.oldLogs += good
+		}
+	}
+	s.logGen = gens[len(gens)-1]
+	if err := removeLogsBefore(s.dir, gen); err != nil {
 		return err
 	}
-	if s.wal, err = openWAL(path, good); err != nil {
+	if err := os.Remove(filepath.Join(s.dir, snapshotTmp)); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return err
 	}
-	if !ok || s.wal.size > max(s.compactBytes, s.snapLen) {
-		// A new store records its dimension in a first snapshot; a long log
-		// is folded into one so the next open is fast.
-		return s.compactLocked()
+	if s.wal, err = openWAL(filepath.Join(s.dir, walName(s.logGen)), good); err != nil {
+		return err
+	}
+	if !ok || len(gens) > 1 || s.wal.size > max(s.compactBytes, s.snapLen) {
+		// A new store records its dimension in a first snapshot; several
+		// logs or a long one are folded into one so the next open is fast.
+		return s.compact()
 	}
 	return nil
 }
 
-// Close flushes nothing (every write is already durable), closes the log and
-// releases the directory. It is safe to call more than once.
+// Close flushes nothing (every write is already durable), waits for a
+// compaction that is running, closes the log and releases the directory. It
+// is safe to call more than once.
 func (s *Store) Close() error {
+	s.compactMu.Lock()
+	defer s.compactMu.Unlock()
 	s.writeMu.Lock()
 	defer s.writeMu.Unlock()
 	s.mu.Lock()
@@ -157,56 +183,11 @@ func (s *Store) Close() error {
 }
 
 // Compact writes a snapshot of the current state and starts a new, empty
-// log. It runs automatically when the log outgrows the snapshot; call it to
-// make the next Open fast, e.g. before a planned shutdown.
+// log. It runs automatically when the logs outgrow the snapshot; call it to
+// make the next Open fast, e.g. before a planned shutdown. Writes go on
+// while it writes the snapshot (compact.go).
 func (s *Store) Compact() error {
-	s.writeMu.Lock()
-	defer s.writeMu.Unlock()
-	if s.isClosed() {
-		return vector.ErrClosed
-	}
-	return s.compactLocked()
-}
-
-// compactLocked compacts; the caller holds writeMu.
-func (s *Store) compactLocked() error {
-	next := s.gen + 1
-	s.mu.RLock()
-	size, err := s.writeSnapshot(next)
-	if err == nil {
-		// A cache for the next open; without it the indexes are rebuilt.
-		_ = s.saveIndexes(next)
-	}
-	s.mu.RUnlock()
-	if err != nil {
-		return fmt.Errorf("local vector store: write snapshot: %w", err)
-	}
-	// The snapshot of generation next is in place: from here on only the
-	// log of generation next counts, so the old one must not take writes.
-	old := s.wal
-	w, err := openWAL(filepath.Join(s.dir, walName(next)), 0)
-	if err == nil {
-		err = syncDir(s.dir)
-	}
-	if err != nil {
-		old.broken = fmt.Errorf("local vector store: cannot start log after compaction, reopen the store: %w", err)
-		return old.broken
-	}
-	s.wal, s.gen, s.snapLen = w, next, size
-	old.f.Close()
-	if err := os.Remove(old.path); err != nil && !errors.Is(err, os.ErrNotExist) {
-		return fmt.Errorf("local vector store: remove old log: %w", err)
-	}
-	return nil
-}
-
-// maybeCompact compacts when the log has grown past its threshold. The write
-// that triggered it has succeeded, so a failure here is not reported to that
-// writer; compaction is retried on the next write.
-func (s *Store) maybeCompact() {
-	if s.wal.size > max(s.compactBytes, s.snapLen) {
-		_ = s.compactLocked()
-	}
+	return s.compact()
 }
 
 func (s *Store) isClosed() bool {
@@ -231,7 +212,7 @@ func (s *Store) write(ctx context.Context, rec *encoder, apply func()) error {
 	s.mu.Lock()
 	apply()
 	s.mu.Unlock()
-	s.maybeCompact()
+	s.maybeCompactLocked()
 	return nil
 }
 
