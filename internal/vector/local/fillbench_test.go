@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"sync"
 	"syscall"
@@ -71,6 +72,7 @@ func fillSite(t *testing.B, n int) {
 	c0, w0 := cpuNow(), time.Now()
 	var mu sync.Mutex
 	next := 0
+	var waits []time.Duration // each Upsert's wall time
 	var wg sync.WaitGroup
 	for w := 0; w < writers; w++ {
 		wg.Add(1)
@@ -96,11 +98,14 @@ func fillSite(t *testing.B, n int) {
 					cs[j].Vector = gen.next()
 				}
 				mu.Unlock()
+				u0 := time.Now()
 				if err := s.Upsert(ctx, cs); err != nil {
 					t.Error(err)
 					return
 				}
+				took := time.Since(u0)
 				mu.Lock()
+				waits = append(waits, took)
 				if (i+batch)%64000 == 0 {
 					c := cpuNow()
 					t.Logf("%8d chunks: %.1f us/chunk wall, %.1f us/chunk process CPU over the last 64000 (total %s)", i+batch, float64(time.Since(w0).Microseconds())/64000, float64((c-c0).Microseconds())/64000, time.Since(t0).Round(time.Millisecond))
@@ -112,4 +117,15 @@ func fillSite(t *testing.B, n int) {
 	}
 	wg.Wait()
 	t.Logf("filled %d chunks with %d writers in %s", n, writers, time.Since(t0).Round(time.Millisecond))
+	// How long single writes took: a write that waits behind a compaction
+	// holding the writers' lock shows here.
+	slices.Sort(waits)
+	var slow time.Duration
+	for _, w := range waits {
+		if w > 100*time.Millisecond {
+			slow += w
+		}
+	}
+	t.Logf("Upsert of %d chunks (%d calls): p50 %s, p99 %s, max %s; %s in calls over 100 ms", batch, len(waits),
+		waits[len(waits)/2].Round(time.Microsecond), waits[len(waits)*99/100].Round(time.Microsecond), waits[len(waits)-1].Round(time.Millisecond), slow.Round(time.Millisecond))
 }
