@@ -72,6 +72,8 @@ type options struct {
 	chatConc       int
 	chatCurve      string
 	ingest         string
+	ingestReps     int
+	ingestWarmup   bool
 	chatRounds     int
 	chat1          int
 	chatWarmup     int
@@ -118,6 +120,8 @@ func parseFlags() *options {
 	flag.IntVar(&o.batchMax, "batch-max", 5000, "B: document ids per documents:batchVectorize request (the API limit)")
 	flag.DurationVar(&o.vecTimeout, "vectorize-timeout", 20*time.Minute, "B: give up waiting for the vectorization jobs after this long")
 	flag.StringVar(&o.ingest, "ingest", "", "B: ingestion curve, chunk counts vectorized through batch jobs, comma-separated (e.g. 10000,100000,1000000; empty: none)")
+	flag.IntVar(&o.ingestReps, "ingest-reps", 3, "B: runs of the ingestion curve's first level, each in a fresh site; the curve's base is their median")
+	flag.BoolVar(&o.ingestWarmup, "ingest-warmup", true, "B: vectorize the ingestion curve's first level once, not counted, before its measured runs")
 	flag.IntVar(&o.chunks, "chunks", 100000, "B: chunks in the vector store search benchmark")
 	flag.IntVar(&o.queries, "queries", 1000, "B: vector store search queries")
 	flag.IntVar(&o.k, "k", 50, "B: top-k of each search")
