@@ -5,10 +5,14 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"strings"
 	"time"
+
+	"github.com/lorekb/lore/activities"
 
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/converter"
 	tlog "go.temporal.io/sdk/log"
 )
 
@@ -31,6 +35,28 @@ type importPhases struct {
 	// scratch database (pgOK false: not readable).
 	loreCPU, temporalCPU, pgCPU time.Duration
 	pgOK                        bool
+	// spans are the ImportBatch activities in the order they were
+	// scheduled: when each started and ran, and its files and bytes.
+	spans []actSpan
+}
+
+// actSpan is one batch activity of an import.
+type actSpan struct {
+	start, run time.Duration // started (after the first activity was scheduled), started → closed
+	files      int
+	bytes      int64
+}
+
+// spanText lists the batch activities as start+run ms (files, KB).
+func (p *importPhases) spanText() string {
+	var sb strings.Builder
+	for i, s := range p.spans {
+		if i > 0 {
+			sb.WriteString(", ")
+		}
+		fmt.Fprintf(&sb, "%d+%d ms (%d, %d KB)", s.start.Milliseconds(), s.run.Milliseconds(), s.files, s.bytes>>10)
+	}
+	return sb.String()
 }
 
 // importCPU is a reading of the CPU counters importPhases reports.
@@ -59,9 +85,10 @@ func (p *importPhases) String() string {
 		pgText = ms(p.pgCPU)
 	}
 	return fmt.Sprintf("POST (upload+start) %s; POST answered → first activity scheduled %s; activities %s (%d activities, busy %s summed, dispatch %s summed); "+
-		"last activity → workflow closed %s; closed → job read by the bench %s; %d workflow tasks, %d events; CPU: lore %s, PostgreSQL %s, Temporal %s",
+		"last activity → workflow closed %s; closed → job read by the bench %s; %d workflow tasks, %d events; CPU: lore %s, PostgreSQL %s, Temporal %s; "+
+		"batches (started+ran, files, size): %s",
 		ms(p.post), ms(p.toFirstAct), ms(p.acts), p.activities, ms(p.actBusy), ms(p.dispatch), ms(p.afterActs), ms(p.seen), p.wfts, p.events,
-		ms(p.loreCPU), pgText, ms(p.temporalCPU))
+		ms(p.loreCPU), pgText, ms(p.temporalCPU), p.spanText())
 }
 
 // waitWorkflow waits until the workflow id closes (whatever its outcome).
@@ -87,6 +114,7 @@ func (b *bench) readImportPhases(ctx context.Context, id string, t0, answered, s
 	var firstSched, lastDone, closed time.Time
 	started := map[int64]time.Time{}
 	sched := map[int64]time.Time{}
+	span := map[int64]int{} // scheduled event id → index in p.spans
 	it := c.GetWorkflowHistory(ctx, id, "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
 	for it.HasNext() {
 		ev, err := it.Next()
@@ -104,16 +132,33 @@ func (b *bench) readImportPhases(ctx context.Context, id string, t0, answered, s
 			if firstSched.IsZero() {
 				firstSched = at
 			}
+			if a := ev.GetActivityTaskScheduledEventAttributes(); a.GetActivityType().GetName() == "ImportBatch" {
+				var in activities.ImportBatchInput
+				if err := converter.GetDefaultDataConverter().FromPayloads(a.GetInput(), &in); err == nil {
+					s := actSpan{files: len(in.Files)}
+					for _, f := range in.Files {
+						s.bytes += f.File.Size
+					}
+					span[ev.EventId] = len(p.spans)
+					p.spans = append(p.spans, s)
+				}
+			}
 		case enumspb.EVENT_TYPE_ACTIVITY_TASK_STARTED:
 			sid := ev.GetActivityTaskStartedEventAttributes().ScheduledEventId
 			started[sid] = at
 			p.dispatch += at.Sub(sched[sid])
+			if i, ok := span[sid]; ok {
+				p.spans[i].start = at.Sub(firstSched)
+			}
 		case enumspb.EVENT_TYPE_ACTIVITY_TASK_COMPLETED, enumspb.EVENT_TYPE_ACTIVITY_TASK_FAILED:
 			sid := ev.GetActivityTaskCompletedEventAttributes().GetScheduledEventId()
 			if sid == 0 {
 				sid = ev.GetActivityTaskFailedEventAttributes().GetScheduledEventId()
 			}
 			p.actBusy += at.Sub(started[sid])
+			if i, ok := span[sid]; ok {
+				p.spans[i].run = at.Sub(started[sid])
+			}
 			lastDone = at
 		case enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_COMPLETED:
 			closed = at
