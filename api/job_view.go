@@ -141,6 +141,9 @@ func overlayRow(v *JobView, j *models.Job) {
 // result or error.
 func (s *Server) addOutcome(ctx context.Context, v *JobView) {
 	tc := s.d.Temporal
+	if v.Status == "completed" && workflows.ResultIsProgress(v.Kind) && s.progressFromResult(ctx, v) {
+		return
+	}
 	wait := 5 * time.Second
 	if v.Status != "running" {
 		wait = 2 * time.Second // a closed workflow is replayed to answer
@@ -166,6 +169,24 @@ func (s *Server) addOutcome(ctx context.Context, v *JobView) {
 	case err == nil && len(raw) > 0:
 		v.Result = raw
 	}
+}
+
+// progressFromResult reads a completed job's result and, when it is the
+// kind's final Progress, shows it as both result and progress: no query, so
+// no replay of the history.
+func (s *Server) progressFromResult(ctx context.Context, v *JobView) bool {
+	rctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	var raw json.RawMessage
+	if s.d.Temporal.GetWorkflow(rctx, v.WorkflowID, v.RunID).Get(rctx, &raw) != nil {
+		return false
+	}
+	var p workflows.Progress
+	if json.Unmarshal(raw, &p) != nil || !p.Done {
+		return false
+	}
+	v.Progress, v.Result = &p, raw
+	return true
 }
 
 func jobStatus(st enumspb.WorkflowExecutionStatus) string {

@@ -8,12 +8,14 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"reflect"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/lorekb/lore/models"
+	"github.com/lorekb/lore/workflows"
 	"go.temporal.io/api/workflowservice/v1"
 )
 
@@ -370,5 +372,56 @@ func TestRequestIDFollowsTheJobIntoWorkflowAndActivityLogs(t *testing.T) {
 	}
 	if !found {
 		t.Fatalf("no activity failure line with the request id: %v", logs.lines("activity attempt failed"))
+	}
+}
+
+// TestCompletedJobProgressIsTheResult holds what a completed job's view
+// relies on: the import, batch vectorize and re-index workflows return as
+// their result exactly the progress their query serves, so the view reads it
+// from the result (no query, which would replay the history on a worker).
+func TestCompletedJobProgressIsTheResult(t *testing.T) {
+	a := newApp(t, "sqlite", nil)
+	ctx := context.Background()
+	site := a.site("Progress")
+	var doc struct {
+		ID int64 `json:"id"`
+	}
+	a.admin("POST", "/admin/api/v1/documents", map[string]any{"site_id": site, "title": "Install guide",
+		"content": guide, "status": "published"}, &doc)
+	var br, ref struct {
+		JobID string `json:"job_id"`
+	}
+	a.admin("POST", "/admin/api/v1/documents:batchVectorize", map[string]any{"document_ids": []int64{doc.ID}}, &br)
+	a.admin("POST", "/admin/api/v1/documents:reindex", map[string]any{"site_id": site}, &ref)
+	r := a.multipart("/admin/api/v1/documents:import", map[string]string{"site_id": fmt.Sprint(site)}, "files",
+		[]upload{{"notes.md", []byte("# Notes\n\nSome notes.")}, {"broken.docx", []byte("not a docx")}}, a.token)
+	var imp struct {
+		ID string `json:"id"`
+	}
+	r.into(t, &imp)
+	for kind, id := range map[string]string{"batch_vectorize": br.JobID, "reindex": ref.JobID, "import": imp.ID} {
+		a.waitJob(id, "completed")
+		var view struct {
+			Kind     string             `json:"kind"`
+			Progress workflows.Progress `json:"progress"`
+			Result   json.RawMessage    `json:"result"`
+		}
+		a.admin("GET", "/admin/api/v1/jobs/"+id, nil, &view)
+		res, err := a.d.Temporal.QueryWorkflow(ctx, id, "", workflows.QueryProgress)
+		if err != nil {
+			t.Fatalf("%s: query: %v", kind, err)
+		}
+		var queried workflows.Progress
+		if err := res.Get(&queried); err != nil {
+			t.Fatal(err)
+		}
+		var fromResult workflows.Progress
+		if err := json.Unmarshal(view.Result, &fromResult); err != nil {
+			t.Fatalf("%s: result %s: %v", kind, view.Result, err)
+		}
+		if view.Kind != kind || !workflows.ResultIsProgress(kind) || !queried.Done ||
+			!reflect.DeepEqual(view.Progress, queried) || !reflect.DeepEqual(fromResult, queried) {
+			t.Errorf("%s: view kind %q progress %+v, result %s; the query answers %+v", kind, view.Kind, view.Progress, view.Result, queried)
+		}
 	}
 }

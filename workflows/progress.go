@@ -42,6 +42,19 @@ type Progress struct {
 // before every job kind reported one).
 type BatchProgress = Progress
 
+// ResultIsProgress reports whether the workflows of a job kind return their
+// final Progress (the value their progress query serves, with Done set) as
+// their result. A completed job of such a kind shows its progress from the
+// result: a query on a closed workflow makes a worker replay its whole
+// history to answer.
+func ResultIsProgress(kind string) bool {
+	switch kind {
+	case KindImport, KindBatchVectorize, KindReindex:
+		return true
+	}
+	return false
+}
+
 // ServeProgress registers the progress query of a job workflow over p, which
 // the workflow keeps current.
 func ServeProgress(ctx workflow.Context, p *Progress) error {
