@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"reflect"
+	"strings"
 	"time"
 	"unicode"
 	"unicode/utf8"
@@ -123,7 +124,10 @@ func (d *DB) whereDocuments(q *bun.SelectQuery, f DocumentFilter) *bun.SelectQue
 // whole text (~35 µs). Every term is served by the trigram indexes (pg_trgm
 // ignores case, so LIKE and ILIKE use the same indexes) and each candidate row
 // is rechecked against the whole condition, so the content terms are chosen
-// for a cheap recheck without changing the result:
+// for a cheap recheck without changing the result. The content itself has no
+// index: its term is "content_words matches every word of kw that has a
+// trigram AND the content matches kw" (see contentwords.go for why the words
+// never drop a match), and the words index serves the first part:
 //   - a keyword without cased characters (CJK, digits, punctuation) is
 //     matched with LIKE alone: lower() changes neither it nor any character
 //     that could match it, so LIKE and ILIKE agree;
@@ -143,13 +147,33 @@ func (d *DB) whereKeyword(q *bun.SelectQuery, kw string) *bun.SelectQuery {
 		return q.Where("title LIKE ? ESCAPE '\\'", pat).
 			WhereOr("summary LIKE ? ESCAPE '\\'", pat).
 			WhereOr("tags LIKE ? ESCAPE '\\'", pat).
-			WhereOr("content LIKE ? ESCAPE '\\'", pat)
+			WhereGroup(" OR ", func(q *bun.SelectQuery) *bun.SelectQuery {
+				return whereContentWords(q, kw, "LIKE").Where("content LIKE ? ESCAPE '\\'", pat)
+			})
 	}
 	return q.Where("title ILIKE ? ESCAPE '\\'", pat).
 		WhereOr("summary ILIKE ? ESCAPE '\\'", pat).
 		WhereOr("tags ILIKE ? ESCAPE '\\'", pat).
-		WhereOr("content LIKE ? ESCAPE '\\'", pat).
-		WhereOr("content ILIKE ? ESCAPE '\\'", pat)
+		WhereGroup(" OR ", func(q *bun.SelectQuery) *bun.SelectQuery {
+			return whereContentWords(q, kw, "ILIKE").WhereGroup(" AND ", func(q *bun.SelectQuery) *bun.SelectQuery {
+				return q.Where("content LIKE ? ESCAPE '\\'", pat).WhereOr("content ILIKE ? ESCAPE '\\'", pat)
+			})
+		})
+}
+
+// whereContentWords adds "content_words <op> '%word%'" for each word of kw
+// that has a trigram (PostgreSQL): the prefilter the words index serves (see
+// contentwords.go). A word without a trigram would make the index read all
+// its entries and is left to the content test.
+func whereContentWords(q *bun.SelectQuery, kw, op string) *bun.SelectQuery {
+	seen := map[string]bool{}
+	for _, w := range splitWords(kw) {
+		if !seen[w] && hasTrigram(w) {
+			seen[w] = true
+			q = q.Where("content_words "+op+" ? ESCAPE '\\'", Like(w))
+		}
+	}
+	return q
 }
 
 // caseless reports whether s has only characters that no case mapping
@@ -196,8 +220,9 @@ type documentWithTotal struct {
 // and total; the page is sorted on the narrow (id, sort_key) rows and only
 // its rows are read in full, without content when f.ExcludeContent.
 //
-// A keyword with a trigram (three letters or digits in a row) must be found
-// through the trigram indexes, but the planner cannot be trusted to choose
+// A keyword with a trigram (three letters or digits in a row; such a run is
+// inside one word of the keyword, so the content term has one too) must be
+// found through the trigram indexes, but the planner cannot be trusted to choose
 // them: it costs ILIKE on a 4 KB TOASTed content like any operator (about
 // 1/1000 of its real cost), and it prices a GIN scan by the index's pending
 // list, which document writes (view count flushes rewrite every index entry of
@@ -337,7 +362,16 @@ type DocumentWithSite struct {
 // its tenant's slug in one query (the client detail is a hot path).
 func (d *DB) GetDocumentWithSite(ctx context.Context, id int64) (*DocumentWithSite, error) {
 	row := new(DocumentWithSite)
-	err := d.NewSelect().Model(row).ColumnExpr("?TableAlias.*").
+	// The model's columns by name: documents has columns the model does not
+	// read (content_words on PostgreSQL).
+	var cols strings.Builder
+	for i, f := range d.Table(reflect.TypeFor[models.Document]()).Fields {
+		if i > 0 {
+			cols.WriteString(", ")
+		}
+		cols.WriteString("?TableAlias." + string(f.SQLName))
+	}
+	err := d.NewSelect().Model(row).ColumnExpr(cols.String()).
 		ColumnExpr("s.name AS site_name, s.slug AS site_slug, t.slug AS tenant_slug").
 		Join("LEFT JOIN sites AS s ON s.id = ?TableAlias.site_id").
 		Join("LEFT JOIN tenants AS t ON t.id = s.tenant_id").
@@ -384,8 +418,7 @@ func (d *DB) CreateDocument(ctx context.Context, doc *models.Document) error {
 		if err := d.checkDocCollection(ctx, tx, doc.SiteID, doc.CollectionID); err != nil {
 			return err
 		}
-		_, err := tx.NewInsert().Model(doc).Exec(ctx)
-		return err
+		return d.insertDocuments(ctx, tx, []*models.Document{doc})
 	})
 	if err == nil {
 		d.changed(ctx, Change{Documents: []int64{doc.ID}})
@@ -429,9 +462,14 @@ func (d *DB) UpdateDocument(ctx context.Context, id int64, change func(doc *mode
 		}
 		doc.UpdatedAt = time.Now().UTC()
 		// views is left out: the view flusher increments it concurrently.
-		if _, err := tx.NewUpdate().Model(doc).Column("collection_id", "title", "content", "summary",
+		cols := []string{"collection_id", "title", "content", "summary",
 			"cover_image", "category", "author", "tags", "status", "vector_status", "content_version",
-			"reading_time", "updated_at").WherePK().Exec(ctx); err != nil {
+			"reading_time", "updated_at"}
+		var model any = doc
+		if d.Postgres() && doc.Content != old.Content {
+			model, cols = newDocumentRow(doc), append(cols, "content_words")
+		}
+		if _, err := tx.NewUpdate().Model(model).Column(cols...).WherePK().Exec(ctx); err != nil {
 			return err
 		}
 		before, after = &old, doc
