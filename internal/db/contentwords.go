@@ -11,9 +11,9 @@ import (
 
 // Keyword search on PostgreSQL finds content matches through a trigram index
 // on documents.content_words, not on the content: the content's distinct
-// words, each once, separated by a space. pg_trgm's cost on a write is the
-// trigram extraction of the whole text, and the distinct words of a 30 KB
-// page are about a fifth of it.
+// words, each once, separated by a space, lower-cased by PostgreSQL. pg_trgm's
+// cost on a write is the trigram extraction of the whole text, and the
+// distinct words of a 30 KB page are about a fifth of it.
 //
 // A word is a maximal run of characters that are not word separators. The
 // separators are every ASCII character other than a letter or a digit
@@ -22,18 +22,30 @@ import (
 // inside a multi-byte character, so the split works on bytes.
 //
 // Why the words find every match: the keyword is split at the same
-// separators. A keyword found in the content (ILIKE: lower() of both sides,
-// one character to one character) has each of its words inside one content
-// word, because lower() never turns a separator into another character or
-// another character into a separator (it leaves ASCII non-letters alone and
-// never produces them from non-ASCII). So "content_words ILIKE '%word%'" holds
-// for every word of the keyword in every matching document, and those terms
-// are an exact prefilter; the content ILIKE stays the final test.
+// separators. A keyword found in the content by ILIKE means lower(content)
+// contains lower(keyword), lower() mapping one character to one character.
+// lower() never turns a separator into another character or another
+// character into a separator (it leaves ASCII non-letters alone and never
+// produces them from non-ASCII), so lower(w) of each word w of the keyword
+// lies inside lower(c) of one word c of the content, and the column, lower()
+// of the words joined by spaces, contains it: "content_words LIKE
+// lower('%w%')" holds for every word of the keyword in every matching
+// document (LIKE metacharacters are separators, so a word has none). Those
+// terms are an exact prefilter; the content ILIKE stays the final test. A
+// keyword that is one word needs no final test: lower(content) contains
+// lower(keyword) exactly when lower(c) of one content word c does (the same
+// argument one way; lower(c) is part of lower(content) the other), and the
+// column contains lower(keyword) exactly when one of its words does (it has
+// no space). This relies on lower() mapping character by character, as
+// PostgreSQL's does with a libc locale (the ILIKE terms of the keyword list
+// rely on it too); if the server's case mapping changes (a C library
+// upgrade), "UPDATE documents SET content_words = NULL" recomputes the column.
 //
-// The words are written by the Go write paths (CreateDocument,
-// UpdateDocument, CreateImportedDocument(s)); a trigger computes them in SQL
-// (lore_content_words, about ten times slower than Go on the same text) for
-// any other writer that inserts a row without them or changes the content
+// The words are computed by the Go write paths (CreateDocument,
+// UpdateDocument, CreateImportedDocument(s)) and lower-cased by a trigger with
+// PostgreSQL's lower() (the one ILIKE uses). The trigger computes them in
+// SQL (lore_content_words, about ten times slower than Go on the same text)
+// for any other writer that inserts a row without them or changes the content
 // without changing them (see the content_words migration). The SQL definition
 // of the separators is contentWordsPattern; TestContentWordsSQL checks that
 // both agree.
@@ -109,7 +121,8 @@ func contentWords(s string) string {
 }
 
 // documentRow is a document as written on PostgreSQL: the model and the
-// words of its content (the model does not carry them: no read needs them).
+// words of its content (the model does not carry them: no read needs them),
+// which the insert and update trigger lower-cases.
 type documentRow struct {
 	models.Document `bun:",extend"`
 	ContentWords    string `bun:"content_words"`

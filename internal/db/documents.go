@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"reflect"
+	"slices"
 	"strings"
 	"time"
 	"unicode"
@@ -121,13 +122,8 @@ func (d *DB) whereDocuments(q *bun.SelectQuery, f DocumentFilter) *bun.SelectQue
 // SQLite: LIKE (case-insensitive for ASCII), as always.
 //
 // PostgreSQL: ILIKE, whose cost on a 4 KB content is mostly lower() of the
-// whole text (~35 µs). Every term is served by the trigram indexes (pg_trgm
-// ignores case, so LIKE and ILIKE use the same indexes) and each candidate row
-// is rechecked against the whole condition, so the content terms are chosen
-// for a cheap recheck without changing the result. The content itself has no
-// index: its term is "content_words matches every word of kw that has a
-// trigram AND the content matches kw" (see contentwords.go for why the words
-// never drop a match), and the words index serves the first part:
+// whole text (~35 µs). The terms are chosen for a cheap recheck without
+// changing the result:
 //   - a keyword without cased characters (CJK, digits, punctuation) is
 //     matched with LIKE alone: lower() changes neither it nor any character
 //     that could match it, so LIKE and ILIKE agree;
@@ -135,45 +131,75 @@ func (d *DB) whereDocuments(q *bun.SelectQuery, f DocumentFilter) *bun.SelectQue
 //     typed (~4 µs), then with ILIKE: a LIKE match is an ILIKE match (lower()
 //     maps character by character), so "LIKE OR ILIKE" is exactly ILIKE, and
 //     most matching documents stop at LIKE.
+//
+// The content has no index of its own; the trigram index on content_words
+// (lower() of the distinct words of the content, see contentwords.go) stands
+// for it:
+//   - a keyword without word separators (one word, the usual case) is found
+//     in the content exactly when it is found in content_words, so the words
+//     replace the content: "content_words LIKE lower(kw)", shorter to read
+//     than the content and without lower() of it;
+//   - a longer keyword, when a word of it has a trigram, is matched as
+//     "(title, summary or tags match OR content_words has every such word)
+//     AND (title, summary or tags match OR the content matches)",
+//     which is "title, summary or tags match OR (the words AND the content
+//     match)": the same rows as without the words, since every document
+//     whose content matches has the words. The first part is what the
+//     trigram indexes serve (pg_trgm ignores case, so LIKE and ILIKE use the
+//     same indexes) and what a bitmap scan rechecks on each candidate row,
+//     the content is tested in the second part only;
+//   - any other keyword (only separators, or words without a trigram) tests
+//     the content, as before.
 func (d *DB) whereKeyword(q *bun.SelectQuery, kw string) *bun.SelectQuery {
 	pat := Like(kw)
-	switch {
-	case !d.Postgres():
+	if !d.Postgres() {
 		return q.Where("title LIKE ? ESCAPE '\\'", pat).
 			WhereOr("summary LIKE ? ESCAPE '\\'", pat).
 			WhereOr("tags LIKE ? ESCAPE '\\'", pat).
 			WhereOr("content LIKE ? ESCAPE '\\'", pat)
-	case caseless(kw):
-		return q.Where("title LIKE ? ESCAPE '\\'", pat).
-			WhereOr("summary LIKE ? ESCAPE '\\'", pat).
-			WhereOr("tags LIKE ? ESCAPE '\\'", pat).
-			WhereGroup(" OR ", func(q *bun.SelectQuery) *bun.SelectQuery {
-				return whereContentWords(q, kw, "LIKE").Where("content LIKE ? ESCAPE '\\'", pat)
-			})
 	}
-	return q.Where("title ILIKE ? ESCAPE '\\'", pat).
-		WhereOr("summary ILIKE ? ESCAPE '\\'", pat).
-		WhereOr("tags ILIKE ? ESCAPE '\\'", pat).
-		WhereGroup(" OR ", func(q *bun.SelectQuery) *bun.SelectQuery {
-			return whereContentWords(q, kw, "ILIKE").WhereGroup(" AND ", func(q *bun.SelectQuery) *bun.SelectQuery {
-				return q.Where("content LIKE ? ESCAPE '\\'", pat).WhereOr("content ILIKE ? ESCAPE '\\'", pat)
+	op := "ILIKE"
+	if caseless(kw) {
+		op = "LIKE"
+	}
+	short := func(q *bun.SelectQuery) *bun.SelectQuery {
+		return q.Where("title "+op+" ? ESCAPE '\\'", pat).
+			WhereOr("summary "+op+" ? ESCAPE '\\'", pat).
+			WhereOr("tags "+op+" ? ESCAPE '\\'", pat)
+	}
+	if words := splitWords(kw); len(words) == 1 && words[0] == kw {
+		return short(q).WhereOr("content_words LIKE lower(?) ESCAPE '\\'", pat)
+	}
+	if words := trigramWords(kw); len(words) > 0 {
+		q = q.WhereGroup(" AND ", func(q *bun.SelectQuery) *bun.SelectQuery {
+			return short(q).WhereGroup(" OR ", func(q *bun.SelectQuery) *bun.SelectQuery {
+				for _, w := range words {
+					q = q.Where("content_words LIKE lower(?) ESCAPE '\\'", Like(w))
+				}
+				return q
 			})
 		})
+	}
+	return q.WhereGroup(" AND ", func(q *bun.SelectQuery) *bun.SelectQuery {
+		q = short(q).WhereOr("content LIKE ? ESCAPE '\\'", pat)
+		if op == "ILIKE" {
+			q = q.WhereOr("content ILIKE ? ESCAPE '\\'", pat)
+		}
+		return q
+	})
 }
 
-// whereContentWords adds "content_words <op> '%word%'" for each word of kw
-// that has a trigram (PostgreSQL): the prefilter the words index serves (see
-// contentwords.go). A word without a trigram would make the index read all
-// its entries and is left to the content test.
-func whereContentWords(q *bun.SelectQuery, kw, op string) *bun.SelectQuery {
-	seen := map[string]bool{}
+// trigramWords returns the distinct words of kw (see contentwords.go) that
+// have a trigram: the ones the words index can look up. A word without one
+// would make the index read all its entries; it is left to the content test.
+func trigramWords(kw string) []string {
+	var words []string
 	for _, w := range splitWords(kw) {
-		if !seen[w] && hasTrigram(w) {
-			seen[w] = true
-			q = q.Where("content_words "+op+" ? ESCAPE '\\'", Like(w))
+		if hasTrigram(w) && !slices.Contains(words, w) {
+			words = append(words, w)
 		}
 	}
-	return q
+	return words
 }
 
 // caseless reports whether s has only characters that no case mapping
