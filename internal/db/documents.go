@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"reflect"
+	"slices"
+	"strings"
 	"time"
 	"unicode"
 	"unicode/utf8"
@@ -120,10 +122,8 @@ func (d *DB) whereDocuments(q *bun.SelectQuery, f DocumentFilter) *bun.SelectQue
 // SQLite: LIKE (case-insensitive for ASCII), as always.
 //
 // PostgreSQL: ILIKE, whose cost on a 4 KB content is mostly lower() of the
-// whole text (~35 µs). Every term is served by the trigram indexes (pg_trgm
-// ignores case, so LIKE and ILIKE use the same indexes) and each candidate row
-// is rechecked against the whole condition, so the content terms are chosen
-// for a cheap recheck without changing the result:
+// whole text (~35 µs). The terms are chosen for a cheap recheck without
+// changing the result:
 //   - a keyword without cased characters (CJK, digits, punctuation) is
 //     matched with LIKE alone: lower() changes neither it nor any character
 //     that could match it, so LIKE and ILIKE agree;
@@ -131,25 +131,75 @@ func (d *DB) whereDocuments(q *bun.SelectQuery, f DocumentFilter) *bun.SelectQue
 //     typed (~4 µs), then with ILIKE: a LIKE match is an ILIKE match (lower()
 //     maps character by character), so "LIKE OR ILIKE" is exactly ILIKE, and
 //     most matching documents stop at LIKE.
+//
+// The content has no index of its own; the trigram index on content_words
+// (lower() of the distinct words of the content, see contentwords.go) stands
+// for it:
+//   - a keyword without word separators (one word, the usual case) is found
+//     in the content exactly when it is found in content_words, so the words
+//     replace the content: "content_words LIKE lower(kw)", shorter to read
+//     than the content and without lower() of it;
+//   - a longer keyword, when a word of it has a trigram, is matched as
+//     "(title, summary or tags match OR content_words has every such word)
+//     AND (title, summary or tags match OR the content matches)",
+//     which is "title, summary or tags match OR (the words AND the content
+//     match)": the same rows as without the words, since every document
+//     whose content matches has the words. The first part is what the
+//     trigram indexes serve (pg_trgm ignores case, so LIKE and ILIKE use the
+//     same indexes) and what a bitmap scan rechecks on each candidate row,
+//     the content is tested in the second part only;
+//   - any other keyword (only separators, or words without a trigram) tests
+//     the content, as before.
 func (d *DB) whereKeyword(q *bun.SelectQuery, kw string) *bun.SelectQuery {
 	pat := Like(kw)
-	switch {
-	case !d.Postgres():
-		return q.Where("title LIKE ? ESCAPE '\\'", pat).
-			WhereOr("summary LIKE ? ESCAPE '\\'", pat).
-			WhereOr("tags LIKE ? ESCAPE '\\'", pat).
-			WhereOr("content LIKE ? ESCAPE '\\'", pat)
-	case caseless(kw):
+	if !d.Postgres() {
 		return q.Where("title LIKE ? ESCAPE '\\'", pat).
 			WhereOr("summary LIKE ? ESCAPE '\\'", pat).
 			WhereOr("tags LIKE ? ESCAPE '\\'", pat).
 			WhereOr("content LIKE ? ESCAPE '\\'", pat)
 	}
-	return q.Where("title ILIKE ? ESCAPE '\\'", pat).
-		WhereOr("summary ILIKE ? ESCAPE '\\'", pat).
-		WhereOr("tags ILIKE ? ESCAPE '\\'", pat).
-		WhereOr("content LIKE ? ESCAPE '\\'", pat).
-		WhereOr("content ILIKE ? ESCAPE '\\'", pat)
+	op := "ILIKE"
+	if caseless(kw) {
+		op = "LIKE"
+	}
+	short := func(q *bun.SelectQuery) *bun.SelectQuery {
+		return q.Where("title "+op+" ? ESCAPE '\\'", pat).
+			WhereOr("summary "+op+" ? ESCAPE '\\'", pat).
+			WhereOr("tags "+op+" ? ESCAPE '\\'", pat)
+	}
+	if words := splitWords(kw); len(words) == 1 && words[0] == kw {
+		return short(q).WhereOr("content_words LIKE lower(?) ESCAPE '\\'", pat)
+	}
+	if words := trigramWords(kw); len(words) > 0 {
+		q = q.WhereGroup(" AND ", func(q *bun.SelectQuery) *bun.SelectQuery {
+			return short(q).WhereGroup(" OR ", func(q *bun.SelectQuery) *bun.SelectQuery {
+				for _, w := range words {
+					q = q.Where("content_words LIKE lower(?) ESCAPE '\\'", Like(w))
+				}
+				return q
+			})
+		})
+	}
+	return q.WhereGroup(" AND ", func(q *bun.SelectQuery) *bun.SelectQuery {
+		q = short(q).WhereOr("content LIKE ? ESCAPE '\\'", pat)
+		if op == "ILIKE" {
+			q = q.WhereOr("content ILIKE ? ESCAPE '\\'", pat)
+		}
+		return q
+	})
+}
+
+// trigramWords returns the distinct words of kw (see contentwords.go) that
+// have a trigram: the ones the words index can look up. A word without one
+// would make the index read all its entries; it is left to the content test.
+func trigramWords(kw string) []string {
+	var words []string
+	for _, w := range splitWords(kw) {
+		if hasTrigram(w) && !slices.Contains(words, w) {
+			words = append(words, w)
+		}
+	}
+	return words
 }
 
 // caseless reports whether s has only characters that no case mapping
@@ -196,8 +246,9 @@ type documentWithTotal struct {
 // and total; the page is sorted on the narrow (id, sort_key) rows and only
 // its rows are read in full, without content when f.ExcludeContent.
 //
-// A keyword with a trigram (three letters or digits in a row) must be found
-// through the trigram indexes, but the planner cannot be trusted to choose
+// A keyword with a trigram (three letters or digits in a row; such a run is
+// inside one word of the keyword, so the content term has one too) must be
+// found through the trigram indexes, but the planner cannot be trusted to choose
 // them: it costs ILIKE on a 4 KB TOASTed content like any operator (about
 // 1/1000 of its real cost), and it prices a GIN scan by the index's pending
 // list, which document writes (view count flushes rewrite every index entry of
@@ -337,7 +388,16 @@ type DocumentWithSite struct {
 // its tenant's slug in one query (the client detail is a hot path).
 func (d *DB) GetDocumentWithSite(ctx context.Context, id int64) (*DocumentWithSite, error) {
 	row := new(DocumentWithSite)
-	err := d.NewSelect().Model(row).ColumnExpr("?TableAlias.*").
+	// The model's columns by name: documents has columns the model does not
+	// read (content_words on PostgreSQL).
+	var cols strings.Builder
+	for i, f := range d.Table(reflect.TypeFor[models.Document]()).Fields {
+		if i > 0 {
+			cols.WriteString(", ")
+		}
+		cols.WriteString("?TableAlias." + string(f.SQLName))
+	}
+	err := d.NewSelect().Model(row).ColumnExpr(cols.String()).
 		ColumnExpr("s.name AS site_name, s.slug AS site_slug, t.slug AS tenant_slug").
 		Join("LEFT JOIN sites AS s ON s.id = ?TableAlias.site_id").
 		Join("LEFT JOIN tenants AS t ON t.id = s.tenant_id").
@@ -384,8 +444,7 @@ func (d *DB) CreateDocument(ctx context.Context, doc *models.Document) error {
 		if err := d.checkDocCollection(ctx, tx, doc.SiteID, doc.CollectionID); err != nil {
 			return err
 		}
-		_, err := tx.NewInsert().Model(doc).Exec(ctx)
-		return err
+		return d.insertDocuments(ctx, tx, []*models.Document{doc})
 	})
 	if err == nil {
 		d.changed(ctx, Change{Documents: []int64{doc.ID}})
@@ -429,9 +488,14 @@ func (d *DB) UpdateDocument(ctx context.Context, id int64, change func(doc *mode
 		}
 		doc.UpdatedAt = time.Now().UTC()
 		// views is left out: the view flusher increments it concurrently.
-		if _, err := tx.NewUpdate().Model(doc).Column("collection_id", "title", "content", "summary",
+		cols := []string{"collection_id", "title", "content", "summary",
 			"cover_image", "category", "author", "tags", "status", "vector_status", "content_version",
-			"reading_time", "updated_at").WherePK().Exec(ctx); err != nil {
+			"reading_time", "updated_at"}
+		var model any = doc
+		if d.Postgres() && doc.Content != old.Content {
+			model, cols = newDocumentRow(doc), append(cols, "content_words")
+		}
+		if _, err := tx.NewUpdate().Model(model).Column(cols...).WherePK().Exec(ctx); err != nil {
 			return err
 		}
 		before, after = &old, doc

@@ -585,6 +585,47 @@ func (r *sqlRecorder) AfterQuery(_ context.Context, e *bun.QueryEvent) {
 	r.mu.Unlock()
 }
 
+// explainedQuery is a recorded SELECT with its plan and the SET LOCAL
+// statements that came before it in its transaction.
+type explainedQuery struct {
+	set       []string
+	sql, plan string
+}
+
+// explain runs each SELECT the recorder saw with the explain prefix, after
+// the SET LOCAL statements recorded before it, and clears the recorder.
+func (r *sqlRecorder) explain(t *testing.T, d *db.DB, prefix string) []explainedQuery {
+	t.Helper()
+	r.mu.Lock()
+	queries := slices.Clone(r.sql)
+	r.sql = nil
+	r.mu.Unlock()
+	var set []string // SET LOCAL statements of the list's transaction
+	var out []explainedQuery
+	for _, q := range queries {
+		if strings.HasPrefix(q, "SET LOCAL") {
+			set = append(set, q)
+		}
+		if !strings.HasPrefix(q, "SELECT") && !strings.HasPrefix(q, "WITH") {
+			continue
+		}
+		var plan []string
+		err := d.RunInTx(context.Background(), nil, func(ctx context.Context, tx bun.Tx) error {
+			for _, s := range set {
+				if _, err := tx.ExecContext(ctx, s); err != nil {
+					return err
+				}
+			}
+			return tx.NewRaw(prefix+" "+q).Scan(ctx, &plan)
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, explainedQuery{slices.Clone(set), q, strings.Join(plan, "\n")})
+	}
+	return out
+}
+
 func percentile(ds []time.Duration, p float64) time.Duration {
 	if len(ds) == 0 {
 		return 0
@@ -657,30 +698,8 @@ func TestKeywordListPerf(t *testing.T) {
 		if os.Getenv("LORE_KEYWORD_EXPLAIN") == "" {
 			continue
 		}
-		rec.mu.Lock()
-		queries := slices.Clone(rec.sql)
-		rec.mu.Unlock()
-		var set []string // SET LOCAL statements of the list's transaction
-		for _, q := range queries {
-			if strings.HasPrefix(q, "SET LOCAL") {
-				set = append(set, q)
-			}
-			if !strings.HasPrefix(q, "SELECT") && !strings.HasPrefix(q, "WITH") {
-				continue
-			}
-			var plan []string
-			err := d.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
-				for _, s := range set {
-					if _, err := tx.ExecContext(ctx, s); err != nil {
-						return err
-					}
-				}
-				return tx.NewRaw("EXPLAIN (ANALYZE, BUFFERS) "+q).Scan(ctx, &plan)
-			})
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Logf("%s\n%s\n%s", strings.Join(set, "; "), q, strings.Join(plan, "\n"))
+		for _, e := range rec.explain(t, d, "EXPLAIN (ANALYZE, BUFFERS)") {
+			t.Logf("%s\n%s\n%s", strings.Join(e.set, "; "), e.sql, e.plan)
 		}
 	}
 	runs := 30

@@ -42,7 +42,7 @@ func (d *DB) CreateImportedDocument(ctx context.Context, importID string, index 
 		if err := d.checkDocCollection(ctx, tx, doc.SiteID, doc.CollectionID); err != nil {
 			return err
 		}
-		if _, err := tx.NewInsert().Model(doc).Exec(ctx); err != nil {
+		if err := d.insertDocuments(ctx, tx, []*models.Document{doc}); err != nil {
 			return err
 		}
 		_, err := tx.NewInsert().Model(&models.ImportItem{ImportID: importID, ItemIndex: index, DocumentID: doc.ID, CreatedAt: now}).Exec(ctx)
@@ -132,7 +132,7 @@ func (d *DB) CreateImportedDocuments(ctx context.Context, importID string, docs 
 				checked[*r.CollectionID] = true
 			}
 		}
-		if _, err := tx.NewInsert().Model(&rows).Exec(ctx); err != nil {
+		if err := d.insertDocuments(ctx, tx, rows); err != nil {
 			return err
 		}
 		items := make([]models.ImportItem, len(docs))

@@ -1,0 +1,8 @@
+package db
+
+// Internals the db_test package checks.
+var (
+	ContentWords        = contentWords
+	SplitWords          = splitWords
+	ContentWordsPattern = contentWordsPattern
+)
