@@ -12,6 +12,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/lorekb/lore/bench/internal/gen"
 	"github.com/lorekb/lore/bench/internal/load"
+	"github.com/lorekb/lore/internal/db"
 )
 
 // docRow is one document inserted with COPY.
@@ -21,7 +22,7 @@ type docRow struct {
 }
 
 var docColumns = []string{"tenant_id", "site_id", "title", "content", "summary", "status", "vector_status",
-	"content_version", "tags", "reading_time", "created_at", "updated_at"}
+	"content_version", "tags", "reading_time", "created_at", "updated_at", "content_words"}
 
 // insertDocs COPYs published, not vectorized documents into the site in
 // batches and returns their ids in insertion order.
@@ -41,7 +42,7 @@ func (b *bench) insertDocs(ctx context.Context, siteID int64, docs []docRow) ([]
 		rows := make([][]any, len(part))
 		for j, d := range part {
 			minutes := max(1, len(d.content)/1200)
-			rows[j] = []any{tenant, siteID, d.title, d.content, d.summary, "published", "none", int64(1), "[]", minutes, d.created, now}
+			rows[j] = []any{tenant, siteID, d.title, d.content, d.summary, "published", "none", int64(1), "[]", minutes, d.created, now, db.ContentWords(d.content)}
 		}
 		if _, err := b.pool.CopyFrom(ctx, pgx.Identifier{"documents"}, docColumns, pgx.CopyFromRows(rows)); err != nil {
 			return nil, fmt.Errorf("COPY documents: %w", err)
