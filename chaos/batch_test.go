@@ -96,7 +96,7 @@ func TestChaosTemporalRestart(t *testing.T) {
 func waitProgress(sc *scenario, s *stack, job string, n int) int {
 	threshold := (n*20 + 99) / 100
 	at := 0
-	err := waitFor(5*time.Minute, 100*time.Millisecond, func() (bool, error) {
+	err := waitFor(5*time.Minute, 25*time.Millisecond, func() (bool, error) {
 		if s.worker.Exited() {
 			return false, fmt.Errorf("worker exited: %v", s.worker.err)
 		}

@@ -11,6 +11,7 @@ import (
 	"mime/multipart"
 	"net/http"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -20,6 +21,11 @@ import (
 // importFiles is the size of the import of scenario (e): 200 files, whatever
 // CHAOS_DOCS says (the import is quick; the files are what it is about).
 const importFiles = 200
+
+// importBody is the body of each imported file, about 17 KB: large enough
+// that converting and storing 200 of them lasts a few seconds, so the worker
+// is killed while batches are running, not after the last one.
+var importBody = strings.Repeat(guide, 8)
 
 // (e) The worker process is killed with SIGKILL in the middle of a 200-file
 // import; a new worker takes over. Every file ends as exactly one document:
@@ -31,10 +37,12 @@ func TestChaosImportWorkerKill(t *testing.T) {
 	// the middle even on a fast machine.
 	s := newStack(sc, "e", stackOpts{API: map[string]string{"LORE_IMPORT_CONCURRENCY": "2"}})
 	site := s.CreateSite("Chaos E")
+	t0 := time.Now()
 	job := s.StartImport(site, importFiles)
 	sc.logf("import %s of %d files started", job, importFiles)
 
 	killWorkerMidway(sc, s, job, importFiles, "import")
+	sc.logf("killed %s after the import was started", time.Since(t0).Round(time.Millisecond))
 
 	start := time.Now()
 	var view importView
@@ -146,7 +154,7 @@ func (s *stack) StartImport(siteID int64, n int) string {
 		if err != nil {
 			s.sc.fatalf("build the import form", "%v", err)
 		}
-		fmt.Fprintf(fw, "# Chaos import file %d\n\nFile %d of the chaos import.\n\n%s", i, i, guide)
+		fmt.Fprintf(fw, "# Chaos import file %d\n\nFile %d of the chaos import.\n\n%s", i, i, importBody)
 	}
 	if err := w.Close(); err != nil {
 		s.sc.fatalf("build the import form", "%v", err)
