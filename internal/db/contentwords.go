@@ -67,14 +67,13 @@ func isWordSeparator(b byte) bool {
 	return true
 }
 
-// splitWords returns the words of s in order, repeats included.
-func splitWords(s string) []string {
-	var words []string
+// eachWord calls emit with the words of s in order, repeats included.
+func eachWord(s string, emit func(w string)) {
 	start := -1
 	for i := 0; i < len(s); i++ {
 		if isWordSeparator(s[i]) {
 			if start >= 0 {
-				words = append(words, s[start:i])
+				emit(s[start:i])
 				start = -1
 			}
 		} else if start < 0 {
@@ -82,8 +81,14 @@ func splitWords(s string) []string {
 		}
 	}
 	if start >= 0 {
-		words = append(words, s[start:])
+		emit(s[start:])
 	}
+}
+
+// splitWords returns the words of s in order, repeats included.
+func splitWords(s string) []string {
+	var words []string
+	eachWord(s, func(w string) { words = append(words, w) })
 	return words
 }
 
@@ -96,8 +101,7 @@ func ContentWords(s string) string {
 	seen := make(map[string]struct{}, len(s)/64+16)
 	var b strings.Builder
 	b.Grow(len(s) / 4)
-	start := -1
-	add := func(w string) {
+	eachWord(s, func(w string) {
 		if _, ok := seen[w]; ok {
 			return
 		}
@@ -106,20 +110,7 @@ func ContentWords(s string) string {
 			b.WriteByte(' ')
 		}
 		b.WriteString(w)
-	}
-	for i := 0; i < len(s); i++ {
-		if isWordSeparator(s[i]) {
-			if start >= 0 {
-				add(s[start:i])
-				start = -1
-			}
-		} else if start < 0 {
-			start = i
-		}
-	}
-	if start >= 0 {
-		add(s[start:])
-	}
+	})
 	return b.String()
 }
 
