@@ -107,11 +107,17 @@ const ImageScheme = "lore-image:"
 // ImageRef is the temporary Markdown link target of an extracted image.
 func ImageRef(name string) string { return ImageScheme + name }
 
-var imageRefRe = regexp.MustCompile(`lore-image:([A-Za-z0-9._-]+)`)
+var (
+	imageRefRe  = regexp.MustCompile(`lore-image:([A-Za-z0-9._-]+)`)
+	deadImageRe = regexp.MustCompile(`!\[[^\]]*\]\(lore-image:[^)]*\)`)
+)
 
 // RewriteImages replaces every temporary image link with its stored URL;
 // links to images that were not stored are removed with their Markdown.
 func RewriteImages(md string, urls map[string]string) string {
+	if !strings.Contains(md, ImageScheme) {
+		return md // both patterns start with the scheme: nothing to rewrite
+	}
 	md = imageRefRe.ReplaceAllStringFunc(md, func(m string) string {
 		if u, ok := urls[strings.TrimPrefix(m, ImageScheme)]; ok {
 			return u
@@ -119,7 +125,7 @@ func RewriteImages(md string, urls map[string]string) string {
 		return m
 	})
 	// An image whose object was not stored would be a dead link: drop it.
-	return regexp.MustCompile(`!\[[^\]]*\]\(lore-image:[^)]*\)`).ReplaceAllString(md, "")
+	return deadImageRe.ReplaceAllString(md, "")
 }
 
 // Result is a converted document.

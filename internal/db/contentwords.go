@@ -127,7 +127,8 @@ func newDocumentRow(doc *models.Document) *documentRow {
 }
 
 // insertDocuments inserts docs in one statement, with their content words on
-// PostgreSQL, and sets their ids (and other returned columns).
+// PostgreSQL (as bind parameters: insertBound), and sets their ids (and other
+// returned columns).
 func (d *DB) insertDocuments(ctx context.Context, db bun.IDB, docs []*models.Document) error {
 	if !d.Postgres() {
 		_, err := db.NewInsert().Model(&docs).Exec(ctx)
@@ -137,7 +138,7 @@ func (d *DB) insertDocuments(ctx context.Context, db bun.IDB, docs []*models.Doc
 	for i, doc := range docs {
 		rows[i] = newDocumentRow(doc)
 	}
-	if _, err := db.NewInsert().Model(&rows).Exec(ctx); err != nil {
+	if err := insertBound(ctx, db, rows); err != nil {
 		return err
 	}
 	for i, r := range rows {

@@ -35,6 +35,9 @@ type importPhases struct {
 	// scratch database (pgOK false: not readable).
 	loreCPU, temporalCPU, pgCPU time.Duration
 	pgOK                        bool
+	// machine is the whole machine's busy, idle and iowait CPU time over
+	// the import (all cores): what the processes above leave unused.
+	machine machineCPU
 	// spans are the ImportBatch activities in the order they were
 	// scheduled: when each started and ran, and its files and bytes.
 	spans []actSpan
@@ -63,17 +66,18 @@ func (p *importPhases) spanText() string {
 type importCPU struct {
 	lore, temporal time.Duration
 	pg             map[int]time.Duration
+	machine        machineCPU
 }
 
 func (b *bench) readImportCPU(ctx context.Context) importCPU {
-	return importCPU{lore: treeCPU(b.lore.Pid()), temporal: treeCPU(b.temporal.Pid()), pg: b.dbBackendsCPU(ctx)}
+	return importCPU{lore: treeCPU(b.lore.Pid()), temporal: treeCPU(b.temporal.Pid()), pg: b.dbBackendsCPU(ctx), machine: readMachineCPU()}
 }
 
-// setCPU records the CPU used since c0.
-func (p *importPhases) setCPU(ctx context.Context, b *bench, c0 importCPU) {
-	c1 := b.readImportCPU(ctx)
+// setCPU records the CPU used from c0 to c1.
+func (p *importPhases) setCPU(c0, c1 importCPU) {
 	p.loreCPU, p.temporalCPU = c1.lore-c0.lore, c1.temporal-c0.temporal
 	p.pgCPU, p.pgOK = cpuSince(c0.pg, c1.pg)
+	p.machine = c1.machine.sub(c0.machine)
 }
 
 func (p *importPhases) String() string {
@@ -85,10 +89,10 @@ func (p *importPhases) String() string {
 		pgText = ms(p.pgCPU)
 	}
 	return fmt.Sprintf("POST (upload+start) %s; POST answered → first activity scheduled %s; activities %s (%d activities, busy %s summed, dispatch %s summed); "+
-		"last activity → workflow closed %s; closed → job read by the bench %s; %d workflow tasks, %d events; CPU: lore %s, PostgreSQL %s, Temporal %s; "+
+		"last activity → workflow closed %s; closed → job read by the bench %s; %d workflow tasks, %d events; CPU: lore %s, PostgreSQL %s, Temporal %s; the machine busy %s, idle %s, iowait %s; "+
 		"batches (started+ran, files, size): %s",
 		ms(p.post), ms(p.toFirstAct), ms(p.acts), p.activities, ms(p.actBusy), ms(p.dispatch), ms(p.afterActs), ms(p.seen), p.wfts, p.events,
-		ms(p.loreCPU), pgText, ms(p.temporalCPU), p.spanText())
+		ms(p.loreCPU), pgText, ms(p.temporalCPU), ms(p.machine.busy), ms(p.machine.idle), ms(p.machine.iowait), p.spanText())
 }
 
 // waitWorkflow waits until the workflow id closes (whatever its outcome).

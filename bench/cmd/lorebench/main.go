@@ -83,6 +83,8 @@ type options struct {
 	scaleDocs      int
 	scaleBase      int
 	scaleDocSize   int
+	importRounds   int
+	importSets     string
 }
 
 type multiFlag []string
@@ -139,6 +141,8 @@ func parseFlags() *options {
 	flag.IntVar(&o.scaleDocs, "scale-docs", 100000, "S (-only scale100k): documents of the large site")
 	flag.IntVar(&o.scaleBase, "scale-base", 1000, "S: documents of the reference site whose re-index rate the large one is held to")
 	flag.IntVar(&o.scaleDocSize, "scale-doc-size", 1000, "S: approximate document size in bytes")
+	flag.IntVar(&o.importRounds, "import-rounds", 5, "I: rounds per file set of the plain loop, the parallel loop and an import, alternating; the figures are their medians")
+	flag.StringVar(&o.importSets, "import-sets", "", "I: run only the file sets whose name contains one of these comma-separated words (e.g. DOCX; empty: all)")
 	flag.Parse()
 
 	if o.quick {
@@ -147,7 +151,7 @@ func parseFlags() *options {
 		quick := map[string]string{
 			"docs": "1000", "duration": "2s", "warmup": "500ms", "corpus-min": "1000", "corpus-max": "100",
 			"chunks": "10000", "queries": "200", "chat-docs": "3", "chat-rounds": "2", "chat-single-rounds": "5",
-			"scale-docs": "2000", "scale-base": "200",
+			"scale-docs": "2000", "scale-base": "200", "import-rounds": "1",
 		}
 		for name, v := range quick {
 			if !set[name] {

@@ -115,3 +115,41 @@ func procStatus(pid int, field string) string {
 	}
 	return "?"
 }
+
+// machineCPU is the whole machine's CPU time so far from /proc/stat's first
+// line, summed over its cores: busy (every state but idle and iowait), idle,
+// and iowait (idle while a disk request was pending).
+type machineCPU struct{ busy, idle, iowait time.Duration }
+
+func readMachineCPU() machineCPU {
+	data, err := os.ReadFile("/proc/stat")
+	if err != nil {
+		return machineCPU{}
+	}
+	line, _, _ := strings.Cut(string(data), "\n")
+	f := strings.Fields(line)
+	if len(f) < 6 || f[0] != "cpu" {
+		return machineCPU{}
+	}
+	var m machineCPU
+	for i, s := range f[1:] {
+		if i >= 8 { // guest times are already counted in user and nice
+			break
+		}
+		n, _ := strconv.ParseInt(s, 10, 64)
+		d := time.Duration(n) * time.Second / clockTick
+		switch i {
+		case 3:
+			m.idle = d
+		case 4:
+			m.iowait = d
+		default:
+			m.busy += d
+		}
+	}
+	return m
+}
+
+func (m machineCPU) sub(o machineCPU) machineCPU {
+	return machineCPU{m.busy - o.busy, m.idle - o.idle, m.iowait - o.iowait}
+}
