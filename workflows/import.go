@@ -68,15 +68,26 @@ var importBatchOptions = func() workflow.ActivityOptions {
 	return o
 }()
 
-// Batch bounds: the files and the bytes of one ImportBatch activity.
+// Batch bounds: the files of one ImportBatch activity (importBatchFiles in
+// histories of version importVersionBatches, importWaveFiles since
+// importVersionWaves) and its bytes.
 const (
 	importBatchFiles = 16
+	importWaveFiles  = 32
 	importBatchBytes = 32 << 20
 )
 
-// importVersionBatches is the version of Import that converts files in
-// batches (ImportBatch) instead of one activity per file (ImportFile).
-const importVersionBatches = 1
+// Versions of Import ("import-batches"): importVersionBatches converts files
+// in batches (ImportBatch) instead of one activity per file (ImportFile),
+// Concurrency batches sharing the files, at most importBatchFiles each;
+// importVersionWaves cuts at least two batches per slot, at most
+// importWaveFiles each, so a slot's next batch converts while PostgreSQL
+// writes its last one, and a large import runs half the activities
+// (bench/REPORT.md, "Run: batches in two waves").
+const (
+	importVersionBatches = 1
+	importVersionWaves   = 2
+)
 
 // Import converts each file into a document with bounded concurrency, in
 // batches of files (one activity converts up to importBatchFiles), so the
@@ -97,10 +108,10 @@ func Import(ctx workflow.Context, in ImportInput) (BatchProgress, error) {
 	}
 	r := &importRun{in: in, p: &p, wg: workflow.NewWaitGroup(ctx), itemOf: map[int64]int{}}
 	var err error
-	if workflow.GetVersion(ctx, "import-batches", workflow.DefaultVersion, importVersionBatches) == workflow.DefaultVersion {
+	if v := workflow.GetVersion(ctx, "import-batches", workflow.DefaultVersion, importVersionWaves); v == workflow.DefaultVersion {
 		err = r.perFile(ctx)
 	} else {
-		err = r.batched(ctx)
+		err = r.batched(ctx, v)
 	}
 	if err != nil {
 		return p, err // cancelled
@@ -227,10 +238,10 @@ func (r *importRun) perFile(ctx workflow.Context) error {
 }
 
 // batched runs the files in ImportBatch activities: the rejected files fail
-// at once, the others are cut into batches (importBatches) of which up to
-// Concurrency run at once, each converting its share of the Concurrency
-// files at once.
-func (r *importRun) batched(ctx workflow.Context) error {
+// at once, the others are cut into batches (importBatches, as version says)
+// of which up to Concurrency run at once, each converting its share of the
+// Concurrency files at once.
+func (r *importRun) batched(ctx workflow.Context, version workflow.Version) error {
 	limit := max(r.in.Concurrency, 1)
 	var accepted []activities.ImportBatchFile
 	for i, f := range r.in.Files {
@@ -240,7 +251,10 @@ func (r *importRun) batched(ctx workflow.Context) error {
 		}
 		accepted = append(accepted, activities.ImportBatchFile{Index: i, File: f})
 	}
-	batches := importBatches(accepted, limit)
+	batches := importBatches(accepted, limit, importBatchFiles)
+	if version >= importVersionWaves {
+		batches = importBatches(accepted, 2*limit, importWaveFiles)
+	}
 	slots := min(limit, max(len(batches), 1))
 	conc := max(limit/slots, 1)
 	for _, b := range batches {
@@ -279,15 +293,14 @@ func (r *importRun) batched(ctx workflow.Context) error {
 	return workflow.Await(ctx, func() bool { return r.inFlight == 0 })
 }
 
-// importBatches cuts the files into batches: as many as it takes for
-// Concurrency batches to share the files evenly, at most importBatchFiles
-// files and (where sizes are known) importBatchBytes bytes each; a larger
-// file goes alone.
-func importBatches(files []activities.ImportBatchFile, concurrency int) [][]activities.ImportBatchFile {
+// importBatches cuts the files into batches: as many as it takes for share
+// batches to share the files evenly, at most maxFiles files and (where sizes
+// are known) importBatchBytes bytes each; a larger file goes alone.
+func importBatches(files []activities.ImportBatchFile, share, maxFiles int) [][]activities.ImportBatchFile {
 	if len(files) == 0 {
 		return nil
 	}
-	per := min(max((len(files)+concurrency-1)/concurrency, 1), importBatchFiles)
+	per := min(max((len(files)+share-1)/share, 1), maxFiles)
 	var out [][]activities.ImportBatchFile
 	var cur []activities.ImportBatchFile
 	var bytes int64

@@ -21,7 +21,7 @@ import (
 func TestImportOneBadFileFailsAlone(t *testing.T) {
 	var s testsuite.WorkflowTestSuite
 	env := s.NewTestWorkflowEnvironment()
-	env.OnGetVersion("import-batches", workflow.DefaultVersion, importVersionBatches).Return(workflow.DefaultVersion)
+	env.OnGetVersion("import-batches", workflow.DefaultVersion, importVersionWaves).Return(workflow.DefaultVersion)
 	var imp *activities.Import
 	var vec *activities.Vectorize
 	env.RegisterActivity(imp)
@@ -170,18 +170,19 @@ func TestImportBatchesOneBadFileFailsAlone(t *testing.T) {
 			t.Fatalf("file %d: %d documents created, want exactly 1", i, n)
 		}
 	}
-	// 44 accepted files, 2 at once: batches of at most 16 files, two
-	// attempts of the flaky file's batch, the rejected file in none.
+	// 44 accepted files, 2 at once: two batches per slot (four of 11
+	// files), two attempts of the flaky file's batch, the rejected file in
+	// none.
 	seen := map[int]int{}
 	for _, b := range batches {
-		if len(b) > importBatchFiles {
+		if len(b) != 11 {
 			t.Fatalf("batch of %d files", len(b))
 		}
 		for _, i := range b {
 			seen[i]++
 		}
 	}
-	if len(batches) != 4 || seen[2] != 0 || seen[3] != 2 || seen[0] != 2 || seen[20] != 1 {
+	if len(batches) != 5 || seen[2] != 0 || seen[3] != 2 || seen[0] != 2 || seen[20] != 1 {
 		t.Fatalf("batches %v", batches)
 	}
 	if len(indexed) != 43 {
@@ -189,9 +190,10 @@ func TestImportBatchesOneBadFileFailsAlone(t *testing.T) {
 	}
 }
 
-// TestImportBatchesBounds: batches share the files evenly over the
-// concurrency, hold at most importBatchFiles files and importBatchBytes
-// bytes (a larger file alone), and keep the files' order.
+// TestImportBatchesBounds: batches share the files evenly (over the
+// concurrency in version importVersionBatches, over twice the concurrency
+// since importVersionWaves), hold at most the version's files and
+// importBatchBytes bytes (a larger file alone), and keep the files' order.
 func TestImportBatchesBounds(t *testing.T) {
 	mk := func(sizes ...int64) []activities.ImportBatchFile {
 		var out []activities.ImportBatchFile
@@ -214,17 +216,27 @@ func TestImportBatchesBounds(t *testing.T) {
 		}
 		return out
 	}
-	if got := lens(importBatches(mk(make([]int64, 10)...), 4)); fmt.Sprint(got) != "[3 3 3 1]" {
-		t.Fatalf("10 files, 4 at once: %v", got)
+	cases := []struct {
+		files, share, max int
+		want              string
+	}{
+		{10, 4, importBatchFiles, "[3 3 3 1]"},                 // version 1, 4 at once
+		{100, 2, importBatchFiles, "[16 16 16 16 16 16 4]"},    // version 1, 2 at once
+		{10, 8, importWaveFiles, "[2 2 2 2 2]"},                // two waves, 4 at once
+		{128, 8, importWaveFiles, "[16 16 16 16 16 16 16 16]"}, // two waves, 4 at once
+		{256, 8, importWaveFiles, "[32 32 32 32 32 32 32 32]"}, // two waves, 4 at once
+		{200, 2, importWaveFiles, "[32 32 32 32 32 32 8]"},     // two waves, 1 at once
 	}
-	if got := lens(importBatches(mk(make([]int64, 100)...), 2)); fmt.Sprint(got) != "[16 16 16 16 16 16 4]" {
-		t.Fatalf("100 files, 2 at once: %v", got)
+	for _, c := range cases {
+		if got := lens(importBatches(mk(make([]int64, c.files)...), c.share, c.max)); fmt.Sprint(got) != c.want {
+			t.Fatalf("%d files shared by %d, at most %d: %v, want %s", c.files, c.share, c.max, got, c.want)
+		}
 	}
 	big := int64(importBatchBytes/2 + 1)
-	if got := lens(importBatches(mk(1, big, big, importBatchBytes*2, 1), 1)); fmt.Sprint(got) != "[2 1 1 1]" {
+	if got := lens(importBatches(mk(1, big, big, importBatchBytes*2, 1), 1, importWaveFiles)); fmt.Sprint(got) != "[2 1 1 1]" {
 		t.Fatalf("sizes: %v", got)
 	}
-	if got := importBatches(nil, 4); got != nil {
+	if got := importBatches(nil, 4, importWaveFiles); got != nil {
 		t.Fatalf("no files: %v", got)
 	}
 }
