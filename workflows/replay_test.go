@@ -20,11 +20,13 @@ func TestChatHistoriesReplay(t *testing.T) {
 // TestImportHistoriesReplay replays import histories recorded from real runs
 // (lorebench -only import on a small corpus, `temporal workflow show -o
 // json`): imports started before batches (one ImportFile activity per file:
-// finished, with vectorizing, and one still running when it was recorded)
-// and batched ones (ImportBatch). A change to Import that would break an
-// import running while it is deployed fails here.
+// finished, with vectorizing, and one still running when it was recorded),
+// batched ones (ImportBatch, version 1) and ones cut in two waves (version 2,
+// recorded from lore serve with a 10-file import, drafts and vectorized). A
+// change to Import that would break an import running while it is deployed
+// fails here.
 func TestImportHistoriesReplay(t *testing.T) {
-	replayAll(t, "import-*.json", 5, func(r worker.WorkflowReplayer) { r.RegisterWorkflow(Import) })
+	replayAll(t, "import-*.json", 7, func(r worker.WorkflowReplayer) { r.RegisterWorkflow(Import) })
 }
 
 // replayAll replays every history in testdata matching pattern (at least
