@@ -373,6 +373,11 @@ func (b *bench) benchImport(ctx context.Context) error {
 		var runs []*importRun
 		plainFailed := 0
 		for r := 0; r < rounds; r++ {
+			if waited, quiet := settle(ctx, 10*time.Second); !quiet {
+				logf("I: %s: round %d: the machine was still busy after %s; measuring anyway", set.name, r+1, waited.Round(time.Millisecond))
+			} else if waited > time.Second {
+				logf("I: %s: round %d: waited %s for the machine to be quiet", set.name, r+1, waited.Round(time.Millisecond))
+			}
 			cpu0 := selfCPU()
 			plain, failed, err := convertLoop(ctx, set.files, 1)
 			loopCPU += selfCPU() - cpu0
@@ -427,7 +432,7 @@ func (b *bench) benchImport(ctx context.Context) error {
 			pass: plain.Seconds() >= 0.6*impT.Seconds() && imp.failed == plainFailed})
 	}
 	s.note("Files: Debian package %s, usr/share/doc/nodejs/api: every *.md.gz (gunzipped) and *.html as shipped except all.html (the concatenation of the others); DOCX and PDF generated in the bench from each Markdown file (headings as Heading 1–3 styles / 20, 16, 13 pt bold, paragraphs; first %d characters of text each), each sent %d times under other names (until 2026-11-24 once: 64 DOCX files convert in about 0.1 s, so the fixed start of one import was measured rather than its throughput).", version, genDocChars, genRepeat)
-	s.note("Loops: the built-in registry's Convert on the bytes in memory, lore idle, with 1 goroutine (the issue's plain loop, the target's reference) and with %d (LORE_IMPORT_CONCURRENCY, the files lore converts at once; on 2 cores it is the faster loop, a stricter reference the bench held itself to until 2026-11-24). Times are medians of %d rounds; each round runs both loops and then one import, so a busy moment of the machine falls on all three.", conc, rounds)
+	s.note("Loops: the built-in registry's Convert on the bytes in memory, lore idle, with 1 goroutine (the issue's plain loop, the target's reference) and with %d (LORE_IMPORT_CONCURRENCY, the files lore converts at once; on 2 cores it is the faster loop, a stricter reference the bench held itself to until 2026-11-24). Times are medians of %d rounds; each round starts once the machine is quiet (its cores idle ≥ 90%% over 500 ms, waiting at most 10 s: an earlier part's background work, such as PostgreSQL's autovacuum after the previous set's vectorization, would otherwise fall on the measurement) and runs both loops and then one import.", conc, rounds)
 	s.note("lore: one multipart POST /admin/api/v1/documents:import with every file of the row (upload, store, files converted in batches per activity, at least two per slot and up to 32 files each since Import version 2, up to 16 before; documents created as drafts, not vectorized); time from the request until the job completed (the bench waits on the import workflow with Temporal's long poll, then GET /jobs/{id} must report it completed; before commit a610540 the bench polled GET /jobs/{id} every 50 ms instead). Searchable: the same with publish=true, auto_vectorize=true, until the job completed (every document vectorized by the import workflow) and POST documents:retrieve for a document's title returned a chunk.")
 	return nil
 }

@@ -153,3 +153,21 @@ func readMachineCPU() machineCPU {
 func (m machineCPU) sub(o machineCPU) machineCPU {
 	return machineCPU{m.busy - o.busy, m.idle - o.idle, m.iowait - o.iowait}
 }
+
+// settle waits until the machine is quiet, at most max: until its cores were
+// idle at least 90% of a 500 ms window (what an earlier part left running,
+// such as PostgreSQL's autovacuum after a vectorization, would otherwise
+// fall on the next measurement). It returns how long it waited and whether
+// the machine got quiet.
+func settle(ctx context.Context, max time.Duration) (time.Duration, bool) {
+	t0 := time.Now()
+	for time.Since(t0) < max && ctx.Err() == nil {
+		a := readMachineCPU()
+		time.Sleep(500 * time.Millisecond)
+		d := readMachineCPU().sub(a)
+		if total := d.busy + d.idle + d.iowait; total > 0 && d.idle+d.iowait >= total*9/10 {
+			return time.Since(t0), true
+		}
+	}
+	return time.Since(t0), false
+}
