@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/lorekb/lore/bench/internal/corpus"
+	"github.com/lorekb/lore/bench/internal/load"
 	"github.com/lorekb/lore/internal/convert"
 	"github.com/lorekb/lore/internal/convert/builtin"
 	"github.com/lorekb/lore/internal/convert/converttest"
@@ -368,7 +369,8 @@ func (b *bench) benchImport(ctx context.Context) error {
 			continue
 		}
 		n, mb := float64(len(set.files)), float64(set.bytes)/1e6
-		var plains, pars, imps, plainRatios, parRatios []time.Duration
+		var plains, pars, imps load.Latencies
+		var plainRatios, parRatios []float64
 		var loopCPU time.Duration
 		var runs []*importRun
 		plainFailed := 0
@@ -397,24 +399,21 @@ func (b *bench) benchImport(ctx context.Context) error {
 				plain.Round(time.Millisecond), parName, par.Round(time.Millisecond), run.elapsed.Round(time.Millisecond),
 				pct(plain.Seconds(), run.elapsed.Seconds()), pct(par.Seconds(), run.elapsed.Seconds()), run.phases)
 			plains, pars, imps = append(plains, plain), append(pars, par), append(imps, run.elapsed)
-			// Ratios are kept as durations scaled by 1e6 so one median helper serves.
-			plainRatios = append(plainRatios, time.Duration(1e6*plain.Seconds()/run.elapsed.Seconds()))
-			parRatios = append(parRatios, time.Duration(1e6*par.Seconds()/run.elapsed.Seconds()))
+			plainRatios = append(plainRatios, plain.Seconds()/run.elapsed.Seconds())
+			parRatios = append(parRatios, par.Seconds()/run.elapsed.Seconds())
 			runs = append(runs, run)
 		}
 		e2e, err := b.importViaAPI(ctx, set, true)
 		if err != nil {
 			return fmt.Errorf("%s (end to end): %w", set.name, err)
 		}
-		plain, par, impT := medianDuration(plains), medianDuration(pars), medianDuration(imps)
+		plain, par, impT := median(plains), median(pars), median(imps)
 		imp := runs[slices.Index(imps, impT)] // the round of the median import
-		spread := func(r []time.Duration) string {
-			return fmt.Sprintf("%.0f–%.0f%%", float64(slices.Min(r))/1e4, float64(slices.Max(r))/1e4)
-		}
+		spread := func(r []float64) string { return fmt.Sprintf("%.0f–%.0f%%", 100*slices.Min(r), 100*slices.Max(r)) }
 		logf("I: %s: %d files, %.1f MB, medians of %d rounds: loop %s, %s %s, import %s, until searchable %s", set.name, len(set.files), mb, rounds,
 			plain.Round(time.Millisecond), parName, par.Round(time.Millisecond), impT.Round(time.Millisecond), e2e.elapsed.Round(time.Millisecond))
 		s.note("%s, %d rounds: the import's ratio to the plain loop %s over the rounds (median of the ratios %.0f%%), to the %s %s; where one import's time went (the round nearest the median; its workflow history and /proc): %s; the 1-goroutine loop used %s of CPU per round (mean).",
-			set.name, rounds, spread(plainRatios), float64(medianDuration(plainRatios))/1e4, parName, spread(parRatios), imp.phases, ms(loopCPU/time.Duration(rounds)))
+			set.name, rounds, spread(plainRatios), 100*slices.Sorted(slices.Values(plainRatios))[(len(plainRatios)-1)/2], parName, spread(parRatios), imp.phases, ms(loopCPU/time.Duration(rounds)))
 		row := func(run string, d time.Duration) {
 			s.row(set.name, fmt.Sprint(len(set.files)), fmt.Sprintf("%.2f", mb), run, d.Round(time.Millisecond).String(),
 				fmt.Sprintf("%.1f", n/d.Seconds()), fmt.Sprintf("%.2f", mb/d.Seconds()), pct(plain.Seconds(), d.Seconds()), pct(par.Seconds(), d.Seconds()))
@@ -450,11 +449,12 @@ func (o *options) wantsImportSet(name string) bool {
 	return false
 }
 
-// medianDuration is the median of ds (the upper one of an even count).
-func medianDuration(ds []time.Duration) time.Duration {
-	s := append([]time.Duration(nil), ds...)
-	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
-	return s[len(s)/2]
+// median is the median of a list of durations (nearest rank: the lower one
+// of an even count); the list is left as it was.
+func median(ds load.Latencies) time.Duration {
+	l := slices.Clone(ds)
+	l.Sort()
+	return l.Percentile(50)
 }
 
 // importConcurrency is the lore process's LORE_IMPORT_CONCURRENCY (its
