@@ -81,7 +81,7 @@ func New(allow []string) (*Policy, error) {
 			continue
 		}
 		if a, err := netip.ParseAddr(strings.Trim(e, "[]")); err == nil {
-			p.nets = append(p.nets, netip.PrefixFrom(a.Unmap(), a.Unmap().BitLen()))
+			p.nets = append(p.nets, netip.PrefixFrom(plain(a), plain(a).BitLen()))
 			continue
 		}
 		if strings.ContainsAny(e, "/ @") {
@@ -120,9 +120,11 @@ func (p *Policy) allowedName(host, port string) bool {
 	return p != nil && (p.hosts[host] || p.hosts[net.JoinHostPort(host, port)])
 }
 
-// CheckAddr decides for one resolved address of host:port.
+// CheckAddr decides for one resolved address of host:port. A zone
+// ("fe80::1%eth0") is dropped first: prefixes never contain a zoned
+// address, and the zone does not change which host is reached.
 func (p *Policy) CheckAddr(host, port string, a netip.Addr) error {
-	a = a.Unmap()
+	a = plain(a)
 	for _, pfx := range alwaysRefused {
 		if pfx.Contains(a) {
 			return fmt.Errorf("%w: %s resolves to %s (link-local, metadata or unspecified)", ErrRefused, host, a)
@@ -147,6 +149,10 @@ func (p *Policy) CheckAddr(host, port string, a netip.Addr) error {
 	}
 	return fmt.Errorf("%w: %s resolves to the internal address %s (allow it in LORE_ALLOWED_PROVIDER_HOSTS)", ErrRefused, host, a)
 }
+
+// plain is a without its zone and IPv4-mapped prefix: the address the
+// ranges are checked against and the one dialled.
+func plain(a netip.Addr) netip.Addr { return a.WithZone("").Unmap() }
 
 // CheckURL checks a configured endpoint without resolving it: http(s) only,
 // no credentials in the URL, no metadata host names, and literal addresses
@@ -203,7 +209,7 @@ func (p *Policy) DialContext(ctx context.Context, network, addr string) (net.Con
 			}
 			continue
 		}
-		conn, err := d.DialContext(ctx, network, net.JoinHostPort(a.Unmap().String(), port))
+		conn, err := d.DialContext(ctx, network, net.JoinHostPort(plain(a).String(), port))
 		if err == nil {
 			return conn, nil
 		}

@@ -162,3 +162,77 @@ func TestClientKeepsConnectionsOfConcurrentCalls(t *testing.T) {
 		t.Fatalf("connections opened: %d by the first wave (want 30), %d more by the second (want 0)", first, opened-first)
 	}
 }
+
+// zonedURLs are internal or metadata addresses with an IPv6 zone, each
+// refused without it.
+var zonedURLs = []string{
+	"http://[::1%25lo]:6379/", "http://[fd00:ec2::254%25eth0]/latest/meta-data",
+	"http://[fe80::a9fe:a9fe%25eth0]/", "http://[fc00::1%251]/v1",
+}
+
+// TestZonedAddressesAreRefusedAtSave: a zone does not take an address out
+// of the ranges it belongs to.
+func TestZonedAddressesAreRefusedAtSave(t *testing.T) {
+	p, _ := New(nil)
+	for _, raw := range zonedURLs {
+		if err := p.CheckURL(raw); !errors.Is(err, ErrRefused) {
+			t.Errorf("%s: %v (want refused)", raw, err)
+		}
+		unzoned := raw[:strings.Index(raw, "%")] + raw[strings.Index(raw, "]"):]
+		if err := p.CheckURL(unzoned); !errors.Is(err, ErrRefused) {
+			t.Errorf("%s: %v (want refused)", unzoned, err)
+		}
+	}
+}
+
+// TestZonedAddressesAreRefusedAtDial: the connect-time check refuses them
+// too, whether the address is literal or what a name resolves to.
+func TestZonedAddressesAreRefusedAtDial(t *testing.T) {
+	p, _ := New(nil)
+	old := resolver
+	defer func() { resolver = old }()
+	// A dial that gets past the check would wait for its connect timeout.
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	client := p.Client()
+	client.Timeout = 5 * time.Second
+	for _, raw := range zonedURLs {
+		u, err := url.Parse(raw)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := p.DialContext(ctx, "tcp", hostPort(u)); !errors.Is(err, ErrRefused) {
+			t.Errorf("dial %s: %v (want refused)", hostPort(u), err)
+		}
+		if _, err := client.Get(raw); !errors.Is(err, ErrRefused) {
+			t.Errorf("GET %s: %v (want refused)", raw, err)
+		}
+		resolver = fakeResolver{netip.MustParseAddr(u.Hostname())}
+		if _, err := p.DialContext(ctx, "tcp", "rebind.example.com:80"); !errors.Is(err, ErrRefused) {
+			t.Errorf("name resolving to %s: %v (want refused)", u.Hostname(), err)
+		}
+	}
+}
+
+// An allowed internal address still connects when written with a zone.
+func TestAllowedZonedAddressConnects(t *testing.T) {
+	ln, err := net.Listen("tcp", "[::1]:0")
+	if err != nil {
+		t.Skipf("no IPv6 loopback: %v", err)
+	}
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { _, _ = w.Write([]byte("ok")) }))
+	srv.Listener = ln
+	srv.Start()
+	defer srv.Close()
+	_, port, _ := net.SplitHostPort(ln.Addr().String())
+	p, _ := New([]string{"::1"})
+	raw := "http://[::1%25lo]:" + port + "/"
+	if err := p.CheckURL(raw); err != nil {
+		t.Fatalf("allowed %s: %v", raw, err)
+	}
+	res, err := p.Client().Get(raw)
+	if err != nil {
+		t.Fatalf("allowed %s: %v", raw, err)
+	}
+	res.Body.Close()
+}
