@@ -186,13 +186,12 @@ func TestAnswerUsesAllToolResultsAfterLastQuestion(t *testing.T) {
 		{Role: "assistant", Content: "The server writes logs to /var/log/lore. [1]"},
 	}
 	msgs = append(msgs, toolTurn("How do I back up the database?",
-		"[1] Backups\nRun lore backup to dump the database to a file.\n\n[2] Storage\nThe database is PostgreSQL.",
-		"[3] Restore\nTo restore a database, run lore restore with the backup file.",
+		"[1] Backups\nTo back up the database, run lore backup.\n\n[2] Storage\nThe database is PostgreSQL.",
+		"[3] Upgrades\nBack up the database before every upgrade. The logs are kept.",
 		"You have reached the search limit. Answer now with what you have.",
 	)...)
 	res, _ := run(t, llm.Request{Messages: msgs, Tools: []llm.ToolDef{searchTool}})
-	want := "Run lore backup to dump the database to a file. [1] The database is PostgreSQL. [2] " +
-		"To restore a database, run lore restore with the backup file. [3]"
+	want := "To back up the database, run lore backup. [1] Back up the database before every upgrade. [3]"
 	if res.Message.Content != want {
 		t.Errorf("answer:\n got %q\nwant %q", res.Message.Content, want)
 	}
@@ -359,8 +358,9 @@ func TestSplitSentences(t *testing.T) {
 
 // TestAbstainsOnWeakEvidence: when the search reports relevance and no
 // passage reaches AbstainBelow, the answer says the docs do not cover it and
-// cites nothing; otherwise it quotes and cites only the first passage that
-// does, even when another passage has a matching sentence too.
+// cites nothing; otherwise it quotes the relevant passages' supporting
+// sentences, never one of a passage under AbstainBelow, even when it
+// mentions a word of the question.
 func TestAbstainsOnWeakEvidence(t *testing.T) {
 	weak := "[1] Certificates (relevance 0.36)\nHost names are compared without regard to capitalization.\n\n" +
 		"[2] Addons (relevance 0.10)\nA hello world addon."
@@ -372,14 +372,16 @@ func TestAbstainsOnWeakEvidence(t *testing.T) {
 		"[2] Accounts (relevance 0.90)\n# Accounts > Reset password\nTo reset your password, open Settings. Passwords expire yearly.\n\n" +
 		"[3] Security (relevance 0.80)\nReset links expire after one hour; your password stays the same until then."
 	res, _ = run(t, llm.Request{Messages: toolTurn("How do I reset my password?", strong), Tools: []llm.ToolDef{searchTool}})
-	got := res.Message.Content
-	if !strings.Contains(got, "To reset your password, open Settings. [2]") || strings.Contains(got, "[1]") || strings.Contains(got, "[3]") {
-		t.Errorf("answer = %q, want sentences of passage 2 citing only [2]", got)
+	want := "To reset your password, open Settings. [2] Passwords expire yearly. [2] " +
+		"Reset links expire after one hour; your password stays the same until then. [3]"
+	if got := res.Message.Content; got != want {
+		t.Errorf("answer:\n got %q\nwant %q", got, want)
 	}
-	// The heading path of a fragment is quotable.
+	// The heading path says what the fragment is about; the sentence under
+	// it is the answer.
 	res, _ = run(t, llm.Request{Messages: toolTurn("reset password", "[1] Accounts (relevance 1.00)\n# Accounts > Reset password\nSee the form."), Tools: []llm.ToolDef{searchTool}})
-	if !strings.Contains(res.Message.Content, "Accounts > Reset password [1]") {
-		t.Errorf("heading not quoted: %q", res.Message.Content)
+	if want := "See the form. [1]"; res.Message.Content != want {
+		t.Errorf("got %q, want %q", res.Message.Content, want)
 	}
 }
 

@@ -9,43 +9,109 @@ import (
 	"github.com/lorekb/lore/internal/analyze"
 )
 
-var listMarkerRe = regexp.MustCompile(`^(?:[-*+•]|\d{1,3}[.)])\s+`)
+var (
+	listMarkerRe = regexp.MustCompile(`^(?:[-*+•]|\d{1,3}[.)])\s+`)
+	// tableRuleRe is a table's rule row (|---|:--:|), which says nothing.
+	tableRuleRe = regexp.MustCompile(`^\|?[\s:|-]*-[\s:|-]*$`)
+)
 
-// blocks splits text into segments that no sentence may cross: paragraphs
-// (blank lines), fragment boundaries ("[...]") and structural lines
-// (headings, list items, quotes, code fences). Wrapped lines of one paragraph
-// are joined. Fences are dropped since they make poor answers.
-func blocks(text string) []string {
+// segKind tells prose from code: an answer quotes prose as sentences and
+// code only as a block.
+type segKind int
+
+const (
+	segText    segKind = iota // a paragraph, list item or quote
+	segHeading                // a heading line (a fragment's heading path)
+	segCode                   // the inside of a code fence, lines kept
+	segRow                    // a table row: its cells, without the header that says what they are
+)
+
+// segment is one unit no sentence may cross, with the heading it sits
+// under (what it is about, for a sentence that does not repeat it).
+type segment struct {
+	text    string
+	kind    segKind
+	heading string
+}
+
+// segments splits text into paragraphs (blank lines), fragment boundaries
+// ("[...]"), headings, list items, quotes, table rows and fenced code.
+// Wrapped lines of one paragraph are joined; a table's rule row and header
+// row are dropped (they hold no statement), its other rows become their
+// cells joined by " – " (for summaries; answers do not quote them).
+func segments(text string) []segment {
 	var (
-		out []string
-		cur []string
+		out     []segment
+		cur     []string
+		code    []string
+		inCode  bool
+		heading string
+		lastRow = -1 // index in out of the table row on the line before, if any
 	)
 	flush := func() {
 		if len(cur) > 0 {
-			out = append(out, strings.Join(cur, " "))
+			out = append(out, segment{text: strings.Join(cur, " "), heading: heading})
 			cur = nil
+		}
+	}
+	add := func(t string, kind segKind) {
+		if t != "" {
+			out = append(out, segment{text: t, kind: kind, heading: heading})
 		}
 	}
 	for _, line := range strings.Split(text, "\n") {
 		t := strings.TrimSpace(line)
+		row := lastRow
+		lastRow = -1
+		fence := strings.HasPrefix(t, "```") || strings.HasPrefix(t, "~~~")
+		if inCode {
+			if fence {
+				inCode = false
+				add(strings.Trim(strings.Join(code, "\n"), "\n"), segCode)
+				code = nil
+			} else {
+				code = append(code, strings.TrimRightFunc(line, unicode.IsSpace))
+			}
+			continue
+		}
 		switch {
-		case t == "" || t == "[...]" || t == "…" || strings.HasPrefix(t, "```") || strings.HasPrefix(t, "~~~"):
+		case fence:
 			flush()
+			inCode = true
+		case t == "" || t == "[...]" || t == "…":
+			flush()
+			if t != "" {
+				heading = "" // the next fragment brings its own heading path
+			}
 		case strings.HasPrefix(t, "#"):
-			// A heading (a passage's heading path) stands on its own: an
-			// answer may sit in it.
 			flush()
 			if h := strings.TrimSpace(strings.TrimLeft(t, "#")); h != "" {
-				out = append(out, h)
+				heading = h
+				add(h, segHeading)
 			}
-		case listMarkerRe.MatchString(t) || strings.HasPrefix(t, ">") || strings.HasPrefix(t, "|"):
-			// A list item, quote or table row stands on its own.
+		case strings.HasPrefix(t, "|"):
+			flush()
+			if tableRuleRe.MatchString(t) {
+				if row >= 0 && row == len(out)-1 {
+					out = out[:row] // the row above a rule row is the table's header
+				}
+				continue
+			}
+			var cells []string
+			for _, c := range strings.Split(strings.Trim(t, "|"), "|") {
+				if c = strings.TrimSpace(c); c != "" {
+					cells = append(cells, c)
+				}
+			}
+			if n := len(out); len(cells) > 0 {
+				add(strings.Join(cells, " – "), segRow)
+				lastRow = n
+			}
+		case listMarkerRe.MatchString(t) || strings.HasPrefix(t, ">"):
+			// A list item or quote stands on its own.
 			flush()
 			t = listMarkerRe.ReplaceAllString(t, "")
-			t = strings.TrimSpace(strings.TrimLeft(t, ">"))
-			if t != "" {
-				out = append(out, t)
-			}
+			add(strings.TrimSpace(strings.TrimLeft(t, ">")), segText)
 		default:
 			if len(cur) > 0 && endsSentence(cur[len(cur)-1]) {
 				flush()
@@ -54,6 +120,20 @@ func blocks(text string) []string {
 		}
 	}
 	flush()
+	if inCode {
+		add(strings.Trim(strings.Join(code, "\n"), "\n"), segCode) // an unclosed fence (a cut fragment)
+	}
+	return out
+}
+
+// blocks is the prose of text, headings included, as summaries read it.
+func blocks(text string) []string {
+	var out []string
+	for _, s := range segments(text) {
+		if s.kind != segCode {
+			out = append(out, s.text)
+		}
+	}
 	return out
 }
 

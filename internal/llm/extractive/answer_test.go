@@ -1,0 +1,270 @@
+package extractive
+
+import (
+	"context"
+	"regexp"
+	"strings"
+	"testing"
+	"unicode/utf8"
+
+	"github.com/lorekb/lore/internal/llm"
+)
+
+// ask is the reply Generate gives to question once the search returned
+// tool.
+func ask(t *testing.T, question string, tool ...string) string {
+	t.Helper()
+	res, deltas := run(t, llm.Request{Messages: toolTurn(question, tool...), Tools: []llm.ToolDef{searchTool}})
+	if joinText(deltas) != res.Message.Content {
+		t.Fatalf("streamed %q, content %q", joinText(deltas), res.Message.Content)
+	}
+	return res.Message.Content
+}
+
+var citeRe = regexp.MustCompile(`([^\[\]]+?)\s*\[(\d+)\]`)
+
+// checkCited fails unless every "<text> [n]" of answer quotes text that
+// passage n of tool says (code fences aside), and returns the numbers cited.
+func checkCited(t *testing.T, answer string, tool string) []string {
+	t.Helper()
+	bodies := map[string]string{}
+	for _, p := range parsePassages(tool) {
+		var b strings.Builder
+		for _, s := range p.segments {
+			b.WriteString(s.text + "\n")
+		}
+		bodies[p.num] = strings.Join(strings.Fields(b.String()), " ")
+	}
+	var nums []string
+	for _, m := range citeRe.FindAllStringSubmatch(answer, -1) {
+		quote := strings.TrimSpace(m[1])
+		if strings.Contains(quote, "```") {
+			quote = strings.TrimSpace(quote[strings.LastIndex(quote, "```")+3:])
+		}
+		body, ok := bodies[m[2]]
+		if !ok {
+			t.Fatalf("answer cites [%s], which no passage has: %q", m[2], answer)
+		}
+		if quote != "" && !strings.Contains(body, strings.Join(strings.Fields(quote), " ")) {
+			t.Fatalf("[%s] does not say %q (answer %q)", m[2], quote, answer)
+		}
+		nums = append(nums, m[2])
+	}
+	return nums
+}
+
+// The README's first session: a page "# Install\n\nRun make run." asked
+// "How do I install?" is answered with the sentence, not the heading.
+func TestAnswerIsNotAHeading(t *testing.T) {
+	got := ask(t, "How do I install?", "[1] Install (relevance 1.00)\n# Install\nRun make run.")
+	if want := "Run make run. [1]"; got != want {
+		t.Errorf("got %q, want %q", got, want)
+	}
+}
+
+const installPage = "[1] Installation (relevance 0.92)\n" +
+	"# Installation\n" +
+	"Lore ships as a single binary for Linux and macOS.\n" +
+	"[...]\n" +
+	"# Installation > Linux\n" +
+	"To install Lore on Linux, download the archive and run the installer:\n\n" +
+	"```sh\n" +
+	"curl -LO https://example.com/lore-linux.tar.gz\n" +
+	"tar xzf lore-linux.tar.gz && sudo ./install.sh\n" +
+	"```\n\n" +
+	"| OS | Package |\n|---|---|\n| Debian | lore.deb |\n\n" +
+	"Yes.\n" +
+	"[...]\n" +
+	"# Installation > Upgrading\n" +
+	"Stop the service before you upgrade.\n\n" +
+	"[2] FAQ (relevance 0.55)\n" +
+	"# FAQ\n" +
+	"Install problems on Linux are usually missing permissions; run the installer with sudo."
+
+// A Markdown install page: the answer quotes the sentence that answers,
+// with its command, and no heading path, table pipes or filler.
+func TestAnswerFromMarkdownInstallPage(t *testing.T) {
+	got := ask(t, "How do I install Lore on Linux?", installPage)
+	if !strings.Contains(got, "To install Lore on Linux, download the archive and run the installer: [1]\n\n```\ncurl -LO") ||
+		!strings.Contains(got, "sudo ./install.sh\n```") {
+		t.Errorf("answer does not quote the instruction with its command: %q", got)
+	}
+	for _, bad := range []string{"Installation >", "|", "Debian", "Yes.", "# ", "```sh"} {
+		if strings.Contains(got, bad) {
+			t.Errorf("answer holds %q: %q", bad, got)
+		}
+	}
+	checkCited(t, got, installPage)
+
+	// A question that does not ask how gets no code.
+	if got := ask(t, "Lore Linux installer archive", installPage); strings.Contains(got, "```") || !strings.Contains(got, "[1]") {
+		t.Errorf("code quoted for a question that does not ask how: %q", got)
+	}
+
+	// A long block is cut.
+	long := "[1] Setup (relevance 0.90)\nTo install Lore, run these commands:\n```\n" +
+		strings.Repeat("echo step\n", 40) + "```"
+	got = ask(t, "How do I install Lore?", long)
+	if n := strings.Count(got, "echo step"); n == 0 || n > maxCodeLines || !strings.Contains(got, "…") {
+		t.Errorf("code block not bounded (%d lines): %q", n, got)
+	}
+}
+
+const twoPages = "[1] Install (relevance 0.62)\n# Install\n" +
+	"Download the archive and run lore setup to install Lore. The setup asks for an admin email.\n\n" +
+	"[2] Backups (relevance 0.45)\n# Backups\n" +
+	"To back up the database, run lore backup with a target file. Backups are compressed."
+
+// A question that asks two things gets a sentence for each, from the page
+// that answers it, even when the search's relevance of that page (against
+// the whole question) is under AbstainBelow.
+func TestAnswerTwoPartQuestion(t *testing.T) {
+	for _, q := range []string{
+		"How do I install Lore, and how do I back up the database?",
+		"How do I install Lore? How do I back up the database?",
+	} {
+		got := ask(t, q, twoPages)
+		want := "Download the archive and run lore setup to install Lore. [1] " +
+			"To back up the database, run lore backup with a target file. [2]"
+		if got != want {
+			t.Errorf("%q:\n got %q\nwant %q", q, got, want)
+		}
+	}
+	// Asked the other way round, the parts are answered in that order.
+	got := ask(t, "How do I back up the database, and how do I install Lore?", twoPages)
+	if !strings.HasPrefix(got, "To back up the database") || !strings.Contains(got, "[1]") {
+		t.Errorf("parts out of order: %q", got)
+	}
+	// One part alone never cites a passage under AbstainBelow.
+	alone := strings.Replace(twoPages, "0.62", "0.10", 1)
+	if got := ask(t, "How do I back up the database?", alone); got != NotFoundAnswer {
+		t.Errorf("answered from a passage under AbstainBelow: %q", got)
+	}
+	// "X or Y" asks about both.
+	or := "[1] Storage (relevance 0.70)\nSQLite is the default database and needs no setup.\n[...]\n" +
+		"PostgreSQL is chosen with DATABASE_URL and suits several API processes."
+	got = ask(t, "Should I use SQLite or PostgreSQL?", or)
+	if !strings.Contains(got, "SQLite is the default") || !strings.Contains(got, "PostgreSQL is chosen") {
+		t.Errorf("one side of the question unanswered: %q", got)
+	}
+}
+
+// An answer quotes sentences of every relevant passage, not only the
+// first, best supported first, each cited with its own passage's number
+// (the numbers the search gave, which continue across a thread's turns).
+func TestAnswerDrawsOnAllPassages(t *testing.T) {
+	tool := "[6] Upgrading (relevance 0.80)\n# Upgrading\nRead the release notes first.\n" +
+		"To upgrade Lore, replace the binary and restart the service.\n\n" +
+		"[7] Release notes (relevance 0.75)\nVersion 2.1 adds dark mode. Upgrade Lore to 2.1 with lore upgrade --to 2.1 after a backup.\n\n" +
+		"[8] Mirror (relevance 0.70)\nTo upgrade Lore, replace the binary and restart the service."
+	got := ask(t, "How do I upgrade Lore?", tool)
+	want := "To upgrade Lore, replace the binary and restart the service. [6] " +
+		"Upgrade Lore to 2.1 with lore upgrade --to 2.1 after a backup. [7]"
+	if got != want {
+		t.Errorf("answer:\n got %q\nwant %q", got, want)
+	}
+	checkCited(t, got, tool)
+}
+
+// An off-topic question is refused, and the refusal cites nothing.
+func TestAnswerOffTopic(t *testing.T) {
+	tool := strings.Replace(strings.Replace(installPage, "0.92", "0.12", 1), "0.55", "0.08", 1)
+	got := ask(t, "What is the capital of France?", tool)
+	if got != NotFoundAnswer || strings.Contains(got, "[") {
+		t.Errorf("off-topic question answered: %q", got)
+	}
+}
+
+const rebasePage = "[1] git-rebase (relevance 0.41)\n" +
+	"# git-rebase > Resolving conflicts\n" +
+	"When git rebase stops because of a conflict, edit the conflicted files, stage them with git add, and run git rebase --continue.\n" +
+	"To give up and return to the original branch, run git rebase --abort.\n\n" +
+	"[2] git-commit (relevance 0.20)\nRecord changes to the repository with git commit."
+
+// A Chinese question naming English commands is answered from the English
+// page that holds them: its Chinese words cannot be in that page, so they
+// neither count for nor against it.
+func TestAnswerMixedScriptQuestion(t *testing.T) {
+	got := ask(t, "git rebase 的时候遇到冲突怎么办?", rebasePage)
+	if !strings.HasPrefix(got, "When git rebase stops because of a conflict") || strings.Contains(got, "[2]") {
+		t.Errorf("answer = %q, want the rebase page's sentences", got)
+	}
+	checkCited(t, got, rebasePage)
+	// Its English words must still be there.
+	if got := ask(t, "docker 的时候遇到冲突怎么办?", rebasePage); got != NotFoundAnswer {
+		t.Errorf("answered without the question's English terms: %q", got)
+	}
+	// A Chinese page is still judged on the Chinese words too.
+	zh := "[1] git-rebase (relevance 0.30)\n本页说明 git rebase 的用法；变基会改写提交历史。"
+	if got := ask(t, "git rebase 的时候遇到冲突怎么办?", zh); got != NotFoundAnswer {
+		t.Errorf("a Chinese page without the question's Chinese words answered: %q", got)
+	}
+}
+
+// The same sentence on two pages is quoted once.
+func TestAnswerSkipsNearDuplicates(t *testing.T) {
+	tool := "[1] Logs (relevance 0.90)\nThe server writes its logs to /var/log/lore every day.\n\n" +
+		"[2] Logs (copy) (relevance 0.90)\nThe server writes its logs to /var/log/lore every day!"
+	if got, want := ask(t, "Where does the server write its logs?", tool), "The server writes its logs to /var/log/lore every day. [1]"; got != want {
+		t.Errorf("got %q, want %q", got, want)
+	}
+}
+
+// Source scores are the passages' support for the question: in [0,1],
+// different for a page that answers and one that only mentions, and for a
+// mixed-script question judged on the words a page can hold.
+func TestSupport(t *testing.T) {
+	titles := []string{"Upgrading", "Release notes", "Dark mode", "Contact"}
+	contents := []string{
+		"# Upgrading\nTo upgrade Lore, replace the binary and restart the service.",
+		"Lore 2.1 adds dark mode.",
+		"# Dark mode\nSwitch themes in Settings.",
+		"Write to the team by email.",
+	}
+	got := Support("How do I upgrade Lore?", titles, contents)
+	if got[0] != 1 || !(got[1] > 0 && got[1] < got[0]) || got[3] != 0 {
+		t.Errorf("support = %v, want 1 for the answer, less for a mention, 0 for an unrelated page", got)
+	}
+	for _, s := range got {
+		if s < 0 || s > 1 {
+			t.Errorf("support %v out of [0,1]", got)
+		}
+	}
+	// A term only in the heading or title counts half.
+	if got := Support("dark mode themes", titles[2:3], contents[2:3]); got[0] <= 0.5 || got[0] >= 1 {
+		t.Errorf("heading-supported passage = %v", got)
+	}
+	mixed := Support("git rebase 的时候遇到冲突怎么办?", []string{"git-rebase", "git-commit"},
+		[]string{"When git rebase stops because of a conflict, run git rebase --continue.", "Record changes with git commit."})
+	if mixed[0] != 1 || mixed[1] <= 0 || mixed[1] >= mixed[0] {
+		t.Errorf("mixed-script support = %v", mixed)
+	}
+	if got := Support("", titles, contents); len(got) != 4 || got[0] != 0 {
+		t.Errorf("empty question support = %v", got)
+	}
+}
+
+// Bad input never fails: an empty, blank, 10,000-character or binary
+// question gets an abstention or a bounded answer.
+func TestBadQuestions(t *testing.T) {
+	for name, q := range map[string]string{
+		"empty":  "",
+		"blank":  " \t\n ",
+		"long":   strings.Repeat("install lore on linux ", 455),
+		"binary": "\x00\xff\xfe\x01 install \x80\x81",
+	} {
+		t.Run(name, func(t *testing.T) {
+			got := ask(t, q, installPage)
+			if got == "" || utf8.RuneCountInString(got) > maxAnswerSentences*(maxSentenceRunes+8)+maxCodeRunes+20 {
+				t.Errorf("answer %q", got)
+			}
+			if strings.TrimSpace(q) == "" {
+				res, err := New().Generate(context.Background(), llm.Request{Messages: []llm.Message{{Role: "user", Content: q}}, Tools: []llm.ToolDef{searchTool}}, nil)
+				if err != nil || len(res.Message.ToolCalls) != 0 || res.Message.Content != NotFoundAnswer {
+					t.Errorf("blank question: %+v, %v", res, err)
+				}
+			}
+			Support(q, []string{"t"}, []string{installPage})
+		})
+	}
+}
