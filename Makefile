@@ -12,7 +12,7 @@ GO_TEST_FLAGS ?= -count=1 -timeout 20m
 # names and lines (the runtime's own tables stay); only debuggers lose.
 GO_RELEASE_FLAGS ?= -trimpath -ldflags "-s -w"
 
-.PHONY: build run test test-short test-milvus tools tools-temporal-server bench bench-scale eval chaos fuzz vet fmt docs-assets clean
+.PHONY: build run test test-short test-milvus tools tools-temporal-server bench bench-scale eval embedder chaos fuzz vet fmt docs-assets clean
 
 build:
 	go build $(GO_RELEASE_FLAGS) -o $(BIN)/lore .
@@ -75,6 +75,11 @@ tools-temporal-server:
 # Retrieval and answer quality on real Debian docs (bench/EVAL.md); under 10 minutes.
 eval: build tools-temporal
 	@scripts/eval.sh
+
+# The learned English embedder's model, rebuilt from Debian packages
+# (scripts/embedder.sh; about ten minutes on two idle cores).
+embedder:
+	@scripts/embedder.sh
 
 # Fault suite (chaos/, build tag chaos): real processes, kill -9 and outages.
 # CHAOS_DOCS sets the batch size (default 500). It stops PostgreSQL for 5 s.

@@ -236,12 +236,13 @@ func (m *meetingStore) KeywordSearch(ctx context.Context, site int64, q string, 
 // read a few seconds stale (Bounded consistency on Milvus).
 func TestSearchRecallConcurrentAndStale(t *testing.T) {
 	f := newSearchFixture(t)
-	store, err := f.a.D.Vectors(context.Background(), 256)
+	dim := defaultEmbedDimension(t)
+	store, err := f.a.D.Vectors(context.Background(), dim)
 	if err != nil {
 		t.Fatal(err)
 	}
 	m := &meetingStore{Store: store, dense: make(chan struct{}), keyword: make(chan struct{}), stale: make(chan bool, 2)}
-	f.a.D.UseVectorStore(256, m)
+	f.a.D.UseVectorStore(dim, m)
 	res, sr := f.search(t, f.siteA, "install quokka server")
 	if res.ChunkCount == 0 || len(sr.Passages) == 0 {
 		t.Fatalf("nothing found: %+v", res)
@@ -249,4 +250,15 @@ func TestSearchRecallConcurrentAndStale(t *testing.T) {
 	if a, b := <-m.stale, <-m.stale; !a || !b {
 		t.Errorf("stale reads allowed: %v %v, want both", a, b)
 	}
+}
+
+// defaultEmbedDimension is the dimension of lore's default (local)
+// embedder, whose store the fixtures' documents are indexed in.
+func defaultEmbedDimension(t *testing.T) int {
+	t.Helper()
+	e, err := deps.LocalEmbedder("", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e.Dimension()
 }

@@ -11,10 +11,10 @@ import (
 // one of the tenant's current embedding model: chunks written before a
 // model change stay in the old dimension's store otherwise.
 func TestDeletesReachEveryDimension(t *testing.T) {
-	f := newSearchFixture(t) // indexed with the local embedder (256 dimensions)
+	f := newSearchFixture(t) // indexed with the default local embedder
 	ctx := context.Background()
 	d := f.a.D
-	current, err := d.Vectors(ctx, 256)
+	current, err := d.Vectors(ctx, defaultEmbedDimension(t))
 	if err != nil {
 		t.Fatal(err)
 	}

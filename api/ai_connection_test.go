@@ -31,7 +31,11 @@ func TestAIConfigTestConnection(t *testing.T) {
 			t.Errorf("default %s: %+v", r.ModelType, r)
 		}
 	}
-	if v.Results[1].Dimension == nil || *v.Results[1].Dimension != 256 {
+	local, err := deps.LocalEmbedder("", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v.Results[1].Dimension == nil || *v.Results[1].Dimension != local.Dimension() {
 		t.Errorf("local embedding dimension: %+v", v.Results[1])
 	}
 

@@ -20,6 +20,7 @@ import (
 
 	"github.com/lorekb/lore/internal/db"
 	"github.com/lorekb/lore/internal/db/dbtest"
+	"github.com/lorekb/lore/internal/deps"
 	"github.com/lorekb/lore/internal/vector/local"
 	"github.com/lorekb/lore/models"
 )
@@ -373,7 +374,12 @@ func (s *stack) StartBatch(ids []int64) string {
 // stopped: the store holds a directory lock) and counts each document's
 // chunks.
 func (s *stack) StoreCounts(ids []int64) (map[int64]int, int, error) {
-	st, err := local.Open(filepath.Join(s.DataDir, "vectors", "dim256"), 256)
+	emb, err := deps.LocalEmbedder("", 0) // lore serve's default embedder
+	if err != nil {
+		return nil, 0, err
+	}
+	dim := emb.Dimension()
+	st, err := local.Open(filepath.Join(s.DataDir, "vectors", fmt.Sprintf("dim%d", dim)), dim)
 	if err != nil {
 		return nil, 0, err
 	}

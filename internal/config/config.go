@@ -123,12 +123,17 @@ type Config struct {
 	ClientSiteCacheTTL          time.Duration
 
 	// LoginMaxFailures and LoginIPMaxFailures bound admin login attempts
-	// per account and per client IP in LoginWindow (with backoff);
-	// TempPasswordTTL is how long invite and reset passwords work.
-	LoginMaxFailures   int
-	LoginIPMaxFailures int
-	LoginWindow        time.Duration
-	TempPasswordTTL    time.Duration
+	// per account from one client IP and per client IP in LoginWindow
+	// (with backoff); LoginAccountMaxFailures bounds those of one account
+	// from every IP together, locking it for LoginAccountLock (doubled per
+	// lock-out that day); TempPasswordTTL is how long invite and reset
+	// passwords work.
+	LoginMaxFailures        int
+	LoginIPMaxFailures      int
+	LoginAccountMaxFailures int
+	LoginAccountLock        time.Duration
+	LoginWindow             time.Duration
+	TempPasswordTTL         time.Duration
 	// AllowedProviderHosts (LORE_ALLOWED_PROVIDER_HOSTS) are the internal
 	// hosts, host:ports, IPs and CIDRs configured endpoints may reach.
 	AllowedProviderHosts []string
@@ -142,6 +147,13 @@ type Config struct {
 	// tokens a site's chat may use per UTC day unless the site sets its
 	// own (0: no budget).
 	ChatDailyTokenBudget int64
+	// ChatMessageMaxChars (LORE_CHAT_MESSAGE_MAX_CHARS) bounds the
+	// characters of one user message of a chat request, and
+	// ChatInputMaxChars (LORE_CHAT_INPUT_MAX_CHARS) those of all its
+	// messages together (the whole input or messages array); larger
+	// requests are refused (422). 0: no bound.
+	ChatMessageMaxChars int
+	ChatInputMaxChars   int
 }
 
 // Load reads the environment. It creates the data directory and, when
@@ -203,7 +215,7 @@ func LoadFrom(lookup func(string) (string, bool)) (*Config, error) {
 		EmbedProvider:  e.str("EMBED_PROVIDER", "local"),
 		EmbedBaseURL:   e.str("EMBED_BASE_URL", ""),
 		EmbedAPIKey:    e.str("EMBED_API_KEY", ""),
-		EmbedModel:     e.str("EMBED_MODEL", "local-hash-256"),
+		EmbedModel:     e.str("EMBED_MODEL", "local-learned"),
 		EmbedDimension: e.int("EMBED_DIMENSION", 256),
 		ChatProvider:   e.str("CHAT_PROVIDER", "extractive"),
 		ChatBaseURL:    e.str("CHAT_BASE_URL", ""),
@@ -222,7 +234,7 @@ func LoadFrom(lookup func(string) (string, bool)) (*Config, error) {
 		RAGEnableRerank:             e.bool("RAG_ENABLE_RERANK", true),
 		RAGRerankTopK:               e.int("RAG_RERANK_TOP_K", 5),
 		RAGRecallMax:                e.int("RAG_RECALL_MAX", 100),
-		RAGDenseWeight:              e.float("RAG_DENSE_WEIGHT", 0.5), // retrieve.DefaultDenseWeight,
+		RAGDenseWeight:              e.float("RAG_DENSE_WEIGHT", 0.5), // retrieve.DefaultDenseWeight
 		AgentMaxIterations:          e.int("AGENT_MAX_ITERATIONS", 5),
 		AgentMaxConsecutiveEmpty:    e.int("AGENT_MAX_CONSECUTIVE_EMPTY", 2),
 		AgentSummaryTriggerMsgCount: e.int("AGENT_SUMMARY_TRIGGER_MSG_COUNT", 10),
@@ -238,6 +250,8 @@ func LoadFrom(lookup func(string) (string, bool)) (*Config, error) {
 		MessengerMaxBodyBytes:       e.int("MESSENGER_MAX_BODY_BYTES", 64<<10),
 		LoginMaxFailures:            e.int("LORE_LOGIN_MAX_FAILURES", 5),
 		LoginIPMaxFailures:          e.int("LORE_LOGIN_IP_MAX_FAILURES", 30),
+		LoginAccountMaxFailures:     e.int("LORE_LOGIN_ACCOUNT_MAX_FAILURES", 50),
+		LoginAccountLock:            e.dur("LORE_LOGIN_ACCOUNT_LOCK", time.Minute),
 		LoginWindow:                 e.dur("LORE_LOGIN_WINDOW", 15*time.Minute),
 		TempPasswordTTL:             e.dur("LORE_TEMP_PASSWORD_TTL", 72*time.Hour),
 		AllowedProviderHosts:        splitList(e.str("LORE_ALLOWED_PROVIDER_HOSTS", "")),
@@ -245,6 +259,8 @@ func LoadFrom(lookup func(string) (string, bool)) (*Config, error) {
 		ChatRatePerSite:             e.int("LORE_CHAT_RATE_PER_SITE", 600),
 		ChatCallerInstructionsMax:   e.int("LORE_CHAT_CALLER_INSTRUCTIONS_MAX", 2000),
 		ChatDailyTokenBudget:        int64(e.int("LORE_CHAT_DAILY_TOKEN_BUDGET", 2_000_000)),
+		ChatMessageMaxChars:         e.int("LORE_CHAT_MESSAGE_MAX_CHARS", 8000),
+		ChatInputMaxChars:           e.int("LORE_CHAT_INPUT_MAX_CHARS", 32000),
 		ViewFlushInterval:           e.dur("LORE_VIEW_FLUSH_INTERVAL", 200*time.Millisecond),
 		ClientSiteCacheTTL:          e.dur("LORE_SITE_CACHE_TTL", 10*time.Minute),
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/lorekb/lore/internal/db"
 	"github.com/lorekb/lore/internal/embed"
+	"github.com/lorekb/lore/internal/embed/learned"
 	localembed "github.com/lorekb/lore/internal/embed/local"
 	"github.com/lorekb/lore/internal/embed/oai"
 	"github.com/lorekb/lore/internal/llm"
@@ -168,11 +169,7 @@ func (d *Deps) EmbedderFor(m ModelConfig) (embed.Embedder, error) {
 func (d *Deps) NewEmbedder(m ModelConfig) (embed.Embedder, error) {
 	switch {
 	case m.Provider == "" || m.Provider == "local":
-		dim := m.Dimension
-		if dim <= 0 {
-			dim = localembed.DefaultDimension
-		}
-		return localembed.New(dim), nil
+		return d.localEmbedder(m)
 	case isOpenAI(m.Provider):
 		return oai.New(oai.Config{BaseURL: m.BaseURL, APIKey: m.APIKey, Model: m.Model, Dimension: m.Dimension,
 			HTTPClient: d.GuardedClient()}), nil
@@ -238,4 +235,50 @@ func (d *Deps) NewReranker(m ModelConfig) (rerank.Reranker, error) {
 		return cohere.New(cohere.Config{BaseURL: m.BaseURL, APIKey: m.APIKey, Model: m.Model, HTTPClient: d.GuardedClient()}), nil
 	}
 	return nil, fmt.Errorf("rerank provider %q is not supported (lexical, cohere)", m.Provider)
+}
+
+// localEmbedder is the built-in embedder of a local model section.
+func (d *Deps) localEmbedder(m ModelConfig) (embed.Embedder, error) {
+	return LocalEmbedder(m.Model, m.Dimension)
+}
+
+// LocalEmbedder is the built-in embedder a local model name picks: the
+// learned English model blended with hashing (learned.Hybrid), or hashing
+// alone when the name asks for it (HashingOnly). hashDim sizes the hashing
+// part (0: its default).
+func LocalEmbedder(model string, hashDim int) (embed.Embedder, error) {
+	if HashingOnly(model) {
+		return localembed.New(hashDim), nil
+	}
+	lm, err := learned.English()
+	if err != nil {
+		return nil, fmt.Errorf("the embedded learned model: %w", err)
+	}
+	return learned.NewHybrid(lm, hashDim), nil
+}
+
+// HashingOnly reports whether a local model name picks the hashing
+// embedder alone ("local-hash", "local-hash-256", lore-local-hash-v1) rather
+// than the default learned one.
+func HashingOnly(model string) bool {
+	return strings.HasPrefix(model, "local-hash") || model == localembed.ModelName
+}
+
+// DescribeEmbedders says which embedder serves which language with the
+// process's default embedding section (what lore logs at start).
+func (d *Deps) DescribeEmbedders() []any {
+	m := d.DefaultAIConfig().Embedding
+	if m.Provider != "" && m.Provider != "local" {
+		return []any{"provider", m.Provider, "model", m.Model, "languages", "all (the model's own)"}
+	}
+	if HashingOnly(m.Model) {
+		return []any{"provider", "local", "model", localembed.ModelName, "languages", "all (hashing)"}
+	}
+	lm, err := learned.English()
+	if err != nil {
+		return []any{"provider", "local", "err", err.Error()}
+	}
+	return []any{"provider", "local", "model", lm.ID() + "+" + localembed.ModelName,
+		"english", lm.ID() + " (" + fmt.Sprint(lm.Words) + " words, " + fmt.Sprint(lm.Dim) + " dimensions)",
+		"other languages and unknown words", localembed.ModelName}
 }
