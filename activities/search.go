@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/lorekb/lore/internal/llm/extractive"
 	"github.com/lorekb/lore/internal/retrieve"
 	"github.com/lorekb/lore/internal/vector"
 	"github.com/lorekb/lore/models"
@@ -35,10 +36,15 @@ type SearchInput struct {
 
 // SourceRef is one cited document of a search result.
 type SourceRef struct {
-	DocumentID int64   `json:"document_id"`
-	SiteID     int64   `json:"site_id"`
-	Title      string  `json:"title"`
-	Score      float64 `json:"score"`
+	DocumentID int64  `json:"document_id"`
+	SiteID     int64  `json:"site_id"`
+	Title      string `json:"title"`
+	// Score is the passage's support for the search query in [0,1]
+	// (extractive.Support): the share of the query's term weight its best
+	// sentences state. Unlike the search's relevance (the section's share
+	// of the query's words, 1 for every page that mentions them all), it
+	// tells apart a passage that answers from one that mentions.
+	Score float64 `json:"score"`
 }
 
 // SearchResult is what the workflow needs of a search: no passage text.
@@ -117,9 +123,14 @@ func (a *Chat) search(ctx context.Context, in SearchInput) (SearchResult, error)
 	out := SearchResult{ToolCallID: in.ToolCallID, ChunkCount: len(results), ContentHash: contentHash(string(content))}
 	a.results.put(in.ThreadID, in.ToolCallID, string(content), out.ContentHash, res, time.Now())
 	h := sha256.New()
-	for _, p := range res.Passages {
+	titles, contents := make([]string, len(res.Passages)), make([]string, len(res.Passages))
+	for i, p := range res.Passages {
+		titles[i], contents[i] = p.Title, p.Content
+	}
+	support := extractive.Support(query, titles, contents)
+	for i, p := range res.Passages {
 		h.Write([]byte(fmt.Sprintf("%d\x00%s\x00", p.DocumentID, p.Content)))
-		out.Sources = append(out.Sources, SourceRef{DocumentID: p.DocumentID, SiteID: p.SiteID, Title: p.Title, Score: p.Score})
+		out.Sources = append(out.Sources, SourceRef{DocumentID: p.DocumentID, SiteID: p.SiteID, Title: p.Title, Score: support[i]})
 	}
 	out.Hash = hex.EncodeToString(h.Sum(nil))
 	out.ElapsedMS = time.Since(start).Milliseconds()

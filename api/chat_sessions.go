@@ -83,7 +83,7 @@ type ChatMessageOutput struct {
 	ID               *string         `json:"id" doc:"always null"`
 	ToolCalls        json.RawMessage `json:"tool_calls" doc:"[{id, type:\"function\", function:{name, arguments}, elapsed_ms?}], default []"`
 	ToolCallID       *string         `json:"tool_call_id" doc:"tool rows: the call answered; else null"`
-	Sources          json.RawMessage `json:"sources" doc:"final assistant rows: [{id, title, siteId, documentId, score, sourceIndex}]; else null"`
+	Sources          json.RawMessage `json:"sources" doc:"final assistant rows: [{id, title, siteId, documentId, score, sourceIndex, related?}] (related: found by the search, not cited by the answer); else null"`
 	AdditionalKwargs json.RawMessage `json:"additional_kwargs" doc:"e.g. {trace, usage_metadata}; default {}"`
 	CreatedAt        string          `json:"created_at" doc:"ISO-8601 with +00:00"`
 	MessageSeq       *int            `json:"message_seq" doc:"0-based index among the thread's assistant rows with content (the key of feedback); else null"`

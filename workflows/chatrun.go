@@ -426,18 +426,30 @@ var citedNumber = regexp.MustCompile(`\[(\d+)\]`)
 // the reference lists them) every number the answer cites that a search of
 // the turn gave but the list lacks: a document two searches returned is
 // listed at its first number, and an answer citing its later one would
-// otherwise cite a number nothing resolves.
+// otherwise cite a number nothing resolves. A document the answer cites at
+// no number is marked Related: the search found it, the answer does not
+// rest on it (every source of an answer that says the docs do not cover
+// the question).
 func citedSources(sources []activities.KnowledgeSource, numbered map[int]activities.KnowledgeSource, answer string) []activities.KnowledgeSource {
 	listed := make(map[int]bool, len(sources))
 	for _, s := range sources {
 		listed[s.SourceIndex] = true
 	}
+	cited := map[int64]bool{}
 	for _, m := range citedNumber.FindAllStringSubmatch(answer, -1) {
 		n, err := strconv.Atoi(m[1])
-		if s, ok := numbered[n]; err == nil && ok && !listed[n] {
+		s, ok := numbered[n]
+		if err != nil || !ok {
+			continue
+		}
+		cited[s.DocumentID] = true
+		if !listed[n] {
 			listed[n] = true
 			sources = append(sources, s)
 		}
+	}
+	for i := range sources {
+		sources[i].Related = !cited[sources[i].DocumentID]
 	}
 	return sources
 }

@@ -111,8 +111,11 @@ type Source struct {
 	Title       string  `json:"title"`
 	SiteID      int64   `json:"siteId"`
 	DocumentID  int64   `json:"documentId"`
-	Score       float64 `json:"score"`
+	Score       float64 `json:"score"` // the passage's support for the search query, 0..1
 	SourceIndex int     `json:"sourceIndex"`
+	// Related marks a document the search found that the answer does not
+	// cite: offered as related reading, not as support for the answer.
+	Related bool `json:"related,omitempty"`
 }
 
 // PipelineTrace is the turn's timing, with the site's pipeline trace on.
