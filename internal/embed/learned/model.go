@@ -243,3 +243,6 @@ func (m *Model) SumTerms(terms []string) ([]float32, bool) {
 	}
 	return acc, known
 }
+
+// EmbeddedEnglish is the embedded English model file (for measuring it).
+func EmbeddedEnglish() []byte { return embeddedEN }
