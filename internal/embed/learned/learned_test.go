@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"math"
+	"strings"
 	"testing"
 	"time"
 
@@ -147,5 +148,33 @@ func BenchmarkQueryEmbedding(b *testing.B) {
 		if _, err := h.Embed(context.Background(), q); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// Chunk-sized texts, hashing alone against the hybrid (make bench measures
+// the whole vectorize loop).
+func BenchmarkChunkEmbedding(b *testing.B) {
+	m, err := English()
+	if err != nil {
+		b.Fatal(err)
+	}
+	para := "Returns the amount of free system memory in bytes as an integer. The os.freemem() method reports what the kernel says is free, which on Linux excludes the page cache; use it to decide whether a large buffer can be allocated. "
+	texts := make([]string, 64)
+	for i := range texts {
+		texts[i] = strings.Repeat(para, 4)
+	}
+	for _, e := range []struct {
+		name string
+		emb  interface {
+			Embed(context.Context, []string) ([][]float32, error)
+		}
+	}{{"hashing", local.New(0)}, {"hybrid", NewHybrid(m, 0)}} {
+		b.Run(e.name, func(b *testing.B) {
+			for i := 0; i < b.N; i++ {
+				if _, err := e.emb.Embed(context.Background(), texts); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }

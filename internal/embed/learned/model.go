@@ -65,6 +65,22 @@ type Model struct {
 	scales  []float32
 	vecs    []int8
 	pc      []float32 // the common component, unit length
+	// wvecs holds each word's vector times its weight, dequantized once:
+	// embedding adds one per term, so this is its inner loop.
+	wvecs []float32
+}
+
+// prepare fills wvecs from the quantized vectors.
+func (m *Model) prepare() {
+	m.wvecs = make([]float32, len(m.vecs))
+	for i := 0; i < m.Words; i++ {
+		f := m.weights[i] * m.scales[i]
+		q := m.vecs[i*m.Dim : (i+1)*m.Dim]
+		w := m.wvecs[i*m.Dim : (i+1)*m.Dim]
+		for d, x := range q {
+			w[d] = f * float32(x)
+		}
+	}
 }
 
 var (
@@ -126,6 +142,7 @@ func Decode(r io.Reader) (*Model, error) {
 			return nil, fmt.Errorf("learned model body: %w", err)
 		}
 	}
+	m.prepare()
 	return m, nil
 }
 
@@ -188,6 +205,7 @@ func Build(info Info, words []string, vecs [][]float32, weights []float32, pc []
 			q[d] = int8(math.Round(float64(x / s)))
 		}
 	}
+	m.prepare()
 	return m, nil
 }
 
@@ -201,10 +219,10 @@ func (m *Model) addTerm(term string, acc []float32) bool {
 	if !ok {
 		return false
 	}
-	f := m.weights[i] * m.scales[i]
-	q := m.vecs[int(i)*m.Dim : int(i+1)*m.Dim]
-	for d := range acc {
-		acc[d] += f * float32(q[d])
+	w := m.wvecs[int(i)*m.Dim : int(i+1)*m.Dim]
+	w = w[:len(acc)]
+	for d, x := range w {
+		acc[d] += x
 	}
 	return true
 }
