@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/lorekb/lore/internal/analyze"
 	"github.com/lorekb/lore/internal/embed/learned"
 )
 
@@ -116,7 +117,9 @@ func readVec(path string) ([]string, [][]float32, int, error) {
 	var vecs [][]float32
 	for sc.Scan() {
 		fs := strings.Fields(sc.Text())
-		if len(fs) != dim+1 || fs[0] == "</s>" {
+		if len(fs) != dim+1 || fs[0] == "</s>" || hasCJK(fs[0]) {
+			// The CJK words the English text quotes are too few for
+			// meaningful vectors: such text is left to hashing.
 			continue
 		}
 		v := make([]float32, dim)
@@ -141,6 +144,15 @@ func readVec(path string) ([]string, [][]float32, int, error) {
 		sw[i], sv[i] = words[j], vecs[j]
 	}
 	return sw, sv, dim, sc.Err()
+}
+
+func hasCJK(w string) bool {
+	for _, r := range w {
+		if analyze.IsCJK(r) {
+			return true
+		}
+	}
+	return false
 }
 
 // commonComponent is the first principal component (uncentred) of the SIF
