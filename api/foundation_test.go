@@ -134,11 +134,11 @@ func TestOpenAPIDescribesEveryRoute(t *testing.T) {
 
 func TestLoginAndUsers(t *testing.T) {
 	eachDialect(t, func(t *testing.T, h *harness) {
-		// invite → pending with a temporary password; first login activates.
+		// invite → active with a temporary password.
 		r := h.must(201, "POST", "/admin/api/v1/users:invite", map[string]any{"email": "New@Example.com", "role": "editor"}, h.admin)
 		var inv UserWithPassword
 		r.into(t, &inv)
-		if inv.User.Status != "pending" || len(inv.Password) < 12 || inv.User.Email != "new@example.com" {
+		if inv.User.Status != "active" || len(inv.Password) < 12 || inv.User.Email != "new@example.com" || inv.User.Name != "New" {
 			t.Fatalf("invite: %+v", inv)
 		}
 		h.must(400, "POST", "/admin/api/v1/users:login", map[string]string{"email": "new@example.com", "password": "wrong-password"}, "")

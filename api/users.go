@@ -1,6 +1,7 @@
 package api
 
 import (
+	"context"
 	"crypto/rand"
 	"errors"
 	"math/big"
@@ -20,7 +21,7 @@ type UserResponse struct {
 	TenantID       int64      `json:"tenant_id"`
 	Name           string     `json:"name"`
 	Email          string     `json:"email"`
-	Role           string     `json:"role"`
+	Role           string     `json:"role" doc:"admin, site_admin or editor; under /admin/v1 an admin of a tenant below the platform reads tenant_admin"`
 	ManagedSiteIDs []int64    `json:"managed_site_ids"`
 	Status         string     `json:"status"`
 	AvatarURL      *string    `json:"avatar_url" doc:"null when none"`
@@ -37,6 +38,40 @@ func userResponse(u *models.User, sites []int64) UserResponse {
 	return UserResponse{ID: u.ID, TenantID: u.TenantID, Name: u.Name, Email: u.Email, Role: u.Role,
 		ManagedSiteIDs: sites, Status: u.Status, AvatarURL: nullText(u.AvatarURL), LastLoginAt: u.LastLoginAt,
 		LastLoginIP: nullText(u.LastLoginIP), CreatedAt: u.CreatedAt, UpdatedAt: u.UpdatedAt}
+}
+
+// refTenantAdmin is the reference front-end's name for an admin of a tenant
+// below the platform: Lore's admin role in that tenant.
+const refTenantAdmin = "tenant_admin"
+
+// storedRole is the role a body's role is kept as: tenant_admin is admin
+// (of the tenant the user belongs to).
+func storedRole(r string) string {
+	if r == refTenantAdmin {
+		return models.RoleAdmin
+	}
+	return r
+}
+
+// showRoles renders roles for the caller's prefix: under the reference's
+// /admin/v1, whose admin app tells a platform admin ("admin") from the
+// admin of another tenant ("tenant_admin", shown as organisation admin and
+// kept from the platform-only panels), such admins read tenant_admin; Lore's
+// own prefix keeps its three roles.
+func (s *Server) showRoles(c *fiber.Ctx, users ...*UserResponse) error {
+	if !strings.HasPrefix(c.Path(), "/admin/v1/") {
+		return nil
+	}
+	platform, err := s.platformTenant(c.UserContext())
+	if err != nil {
+		return err
+	}
+	for _, u := range users {
+		if u.Role == models.RoleAdmin && u.TenantID != platform {
+			u.Role = refTenantAdmin
+		}
+	}
+	return nil
 }
 
 // UserLogin is the body of users:login.
@@ -58,7 +93,7 @@ type UserCreate struct {
 	Name           string  `json:"name" validate:"required,min=1,max=100"`
 	Email          string  `json:"email" validate:"required,email,max=254"`
 	Password       string  `json:"password" validate:"required,min=8,max=100,pwbytes"`
-	Role           string  `json:"role" validate:"omitempty,oneof=admin site_admin editor"`
+	Role           string  `json:"role" doc:"tenant_admin (the reference's name) is admin of the user's tenant" validate:"omitempty,oneof=admin site_admin editor tenant_admin"`
 	ManagedSiteIDs []int64 `json:"managed_site_ids" validate:"max=1000"`
 	AvatarURL      string  `json:"avatar_url" validate:"max=1000"`
 	TenantID       int64   `json:"tenant_id" validate:"min=0"`
@@ -67,8 +102,8 @@ type UserCreate struct {
 // UserInvite is the body of users:invite.
 type UserInvite struct {
 	Email          string  `json:"email" validate:"required,email,max=254"`
-	Name           string  `json:"name" validate:"max=100"`
-	Role           string  `json:"role" validate:"omitempty,oneof=admin site_admin editor"`
+	Name           string  `json:"name" doc:"default: the part of the email before the @" validate:"max=100"`
+	Role           string  `json:"role" doc:"tenant_admin (the reference's name) is admin of the user's tenant" validate:"omitempty,oneof=admin site_admin editor tenant_admin"`
 	ManagedSiteIDs []int64 `json:"managed_site_ids" validate:"max=1000"`
 	TenantID       int64   `json:"tenant_id" validate:"min=0"`
 }
@@ -77,7 +112,7 @@ type UserInvite struct {
 type UserUpdate struct {
 	Name           *string  `json:"name" validate:"omitempty,min=1,max=100"`
 	Email          *string  `json:"email" validate:"omitempty,email,max=254"`
-	Role           *string  `json:"role" validate:"omitempty,oneof=admin site_admin editor"`
+	Role           *string  `json:"role" doc:"tenant_admin (the reference's name) is admin of the user's tenant" validate:"omitempty,oneof=admin site_admin editor tenant_admin"`
 	Status         *string  `json:"status" validate:"omitempty,oneof=active inactive pending"`
 	ManagedSiteIDs *[]int64 `json:"managed_site_ids" validate:"omitempty,max=1000"`
 	AvatarURL      *string  `json:"avatar_url" validate:"omitempty,max=1000"`
@@ -98,7 +133,7 @@ type UserWithPassword struct {
 // UserListQuery is the query of GET /users.
 type UserListQuery struct {
 	PageQuery
-	Role     string `query:"role" validate:"omitempty,oneof=admin site_admin editor"`
+	Role     string `query:"role" doc:"tenant_admin: admin" validate:"omitempty,oneof=admin site_admin editor tenant_admin"`
 	Status   string `query:"status" validate:"omitempty,oneof=active inactive pending"`
 	Keyword  string `query:"keyword" doc:"matches name or email" validate:"max=200"`
 	Search   string `query:"search" doc:"alias of keyword" validate:"max=200"`
@@ -112,7 +147,7 @@ func (s *Server) userRoutes() []Route {
 		{Surface: Admin, Method: http.MethodPost, Path: "/users:login", Tag: "users", Perm: Public,
 			Summary: "Log in with email and password; returns a JWT", Body: UserLogin{}, Response: LoginResult{}, Handler: s.login},
 		{Surface: Admin, Method: http.MethodPost, Path: "/users:invite", Tag: "users", Perm: AdminOnly, Created: true,
-			Summary: "Invite a user (status pending until first login); returns a temporary password", Body: UserInvite{}, Response: UserWithPassword{}, Handler: s.inviteUser},
+			Summary: "Invite an active user; returns a temporary password, which stops working if unused for LORE_TEMP_PASSWORD_TTL", Body: UserInvite{}, Response: UserWithPassword{}, Handler: s.inviteUser},
 		{Surface: Admin, Method: http.MethodGet, Path: "/users", Tag: "users", Perm: AdminOnly,
 			Summary: "List users", Query: UserListQuery{}, Response: Page[UserResponse]{}, Handler: s.listUsers},
 		{Surface: Admin, Method: http.MethodGet, Path: "/users/{id}", Tag: "users", Perm: AnyUser,
@@ -144,20 +179,11 @@ func (s *Server) login(c *fiber.Ctx) error {
 	if err := bindJSON(c, &in); err != nil {
 		return err
 	}
-	// Attempts are reserved per client IP and per account before bcrypt
-	// runs (unknown accounts count too, so a 429 says nothing about them).
-	ipLim, acctLim := s.loginLimits()
-	ip, acct := c.IP(), strings.ToLower(strings.TrimSpace(in.Email))
-	for _, l := range []struct {
-		lim attemptLimit
-		key string
-	}{{ipLim, ip}, {acctLim, acct}} {
-		if wait, err := s.reserve(c.UserContext(), l.lim, l.key); err != nil || wait > 0 {
-			if err != nil {
-				return err
-			}
-			return tooManyAttempts(c, wait, "failed login attempts")
-		}
+	// Attempts are reserved before bcrypt runs (see reserveLogin).
+	lim := s.loginLimits()
+	ip, acct := s.clientIP(c), strings.ToLower(strings.TrimSpace(in.Email))
+	if err := s.reserveLogin(c, lim, acct, ip); err != nil {
+		return err
 	}
 	u, err := s.d.DB.UserByEmail(c.UserContext(), in.Email)
 	if err != nil && !errors.Is(err, db.ErrNotFound) {
@@ -177,16 +203,18 @@ func (s *Server) login(c *fiber.Ctx) error {
 	if u.TempPasswordExpiresAt != nil && time.Now().After(*u.TempPasswordExpiresAt) {
 		return BadRequest("the temporary password has expired; ask an administrator to reset it")
 	}
-	// A success forgets the account's failures and does not count against
-	// the IP (whose failures it does not forget: one known password must not
-	// reset the count of guesses at other accounts).
-	if err := s.forgive(c.UserContext(), acctLim, acct, true); err != nil {
+	if err := s.forgiveLogin(c.UserContext(), lim, acct, ip); err != nil {
 		return err
 	}
-	if err := s.forgive(c.UserContext(), ipLim, ip, false); err != nil {
-		return err
+	// A temporary password's expiry guards it until it is used: the first
+	// login makes it the user's own (the reference's admin app has no step
+	// that forces a change; its user menu offers one).
+	if u.TempPasswordExpiresAt != nil {
+		if err := s.keepTempPassword(c.UserContext(), u); err != nil {
+			return err
+		}
 	}
-	if err := s.d.DB.RecordLogin(c.UserContext(), u, c.IP()); err != nil {
+	if err := s.d.DB.RecordLogin(c.UserContext(), u, ip); err != nil {
 		return err
 	}
 	tok, err := s.issueToken(u)
@@ -197,8 +225,11 @@ func (s *Server) login(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	return ok(c, LoginResult{Token: tok, TokenType: "bearer", ExpiresIn: int64(s.d.Cfg.JWTTTL.Seconds()),
-		User: userResponse(u, sites)})
+	out := LoginResult{Token: tok, TokenType: "bearer", ExpiresIn: int64(s.d.Cfg.JWTTTL.Seconds()), User: userResponse(u, sites)}
+	if err := s.showRoles(c, &out.User); err != nil {
+		return err
+	}
+	return ok(c, out)
 }
 
 // checkSites checks the managed_site_ids of a user body: every site must
@@ -254,7 +285,11 @@ func (s *Server) createUser(c *fiber.Ctx) error {
 	if err := s.saveNewUser(c, u, sites); err != nil {
 		return err
 	}
-	return created(c, userResponse(u, sites))
+	out := userResponse(u, sites)
+	if err := s.showRoles(c, &out); err != nil {
+		return err
+	}
+	return created(c, out)
 }
 
 func (s *Server) inviteUser(c *fiber.Ctx) error {
@@ -262,8 +297,14 @@ func (s *Server) inviteUser(c *fiber.Ctx) error {
 	if err := bindJSON(c, &in); err != nil {
 		return err
 	}
+	// Active at once, as the reference's invite: its admin app shows any
+	// other status as disabled. The password expires unless used in time.
 	pw := TempPassword()
-	u, sites, err := s.newUser(c, in.Email, in.Name, pw, in.Role, models.UserPending, in.ManagedSiteIDs, in.TenantID)
+	name := in.Name
+	if name == "" {
+		name, _, _ = strings.Cut(in.Email, "@")
+	}
+	u, sites, err := s.newUser(c, in.Email, name, pw, in.Role, models.UserActive, in.ManagedSiteIDs, in.TenantID)
 	if err != nil {
 		return err
 	}
@@ -271,11 +312,15 @@ func (s *Server) inviteUser(c *fiber.Ctx) error {
 	if err := s.saveNewUser(c, u, sites); err != nil {
 		return err
 	}
-	return created(c, UserWithPassword{User: userResponse(u, sites), Password: pw})
+	out := UserWithPassword{User: userResponse(u, sites), Password: pw}
+	if err := s.showRoles(c, &out.User); err != nil {
+		return err
+	}
+	return created(c, out)
 }
 
 func (s *Server) newUser(c *fiber.Ctx, email, name, pw, role, status string, sites []int64, tenant int64) (*models.User, []int64, error) {
-	if role == "" {
+	if role = storedRole(role); role == "" {
 		role = models.RoleSiteAdmin
 	}
 	if err := s.checkSites(c, sites); err != nil {
@@ -314,6 +359,7 @@ func (s *Server) listUsers(c *fiber.Ctx) error {
 	if q.Keyword == "" {
 		q.Keyword = q.Search
 	}
+	q.Role = storedRole(q.Role)
 	if q.OrderBy == "" {
 		q.OrderBy = "created_at"
 	}
@@ -339,8 +385,13 @@ func (s *Server) listUsers(c *fiber.Ctx) error {
 		return err
 	}
 	out := make([]UserResponse, len(users))
+	shown := make([]*UserResponse, len(users))
 	for i := range users {
 		out[i] = userResponse(&users[i], sites[users[i].ID])
+		shown[i] = &out[i]
+	}
+	if err := s.showRoles(c, shown...); err != nil {
+		return err
 	}
 	return paged(c, out, total, q.PageQuery)
 }
@@ -373,7 +424,11 @@ func (s *Server) getUser(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	return ok(c, userResponse(u, sites))
+	out := userResponse(u, sites)
+	if err := s.showRoles(c, &out); err != nil {
+		return err
+	}
+	return ok(c, out)
 }
 
 func (s *Server) updateUser(c *fiber.Ctx) error {
@@ -384,6 +439,10 @@ func (s *Server) updateUser(c *fiber.Ctx) error {
 	var in UserUpdate
 	if err := bindJSON(c, &in); err != nil {
 		return err
+	}
+	if in.Role != nil {
+		r := storedRole(*in.Role)
+		in.Role = &r
 	}
 	me := principal(c).User
 	if u.ID == me.ID && ((in.Role != nil && *in.Role != models.RoleAdmin) || (in.Status != nil && *in.Status != models.UserActive)) {
@@ -456,7 +515,11 @@ func (s *Server) resetPassword(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	return ok(c, UserWithPassword{User: userResponse(u, sites), Password: pw})
+	out := UserWithPassword{User: userResponse(u, sites), Password: pw}
+	if err := s.showRoles(c, &out.User); err != nil {
+		return err
+	}
+	return ok(c, out)
 }
 
 func (s *Server) deleteUser(c *fiber.Ctx) error {
@@ -473,15 +536,14 @@ func (s *Server) deleteUser(c *fiber.Ctx) error {
 	return ok(c, Message{Message: "User deleted"})
 }
 
-// loginLimits are the admin login limits: per client IP and per account
-// (lower-cased email), both with backoff.
-func (s *Server) loginLimits() (ip, account attemptLimit) {
-	w := s.d.Cfg.LoginWindow
-	if w <= 0 {
-		w = 15 * time.Minute
-	}
-	return attemptLimit{name: "login-ip", max: int64(max(s.d.Cfg.LoginIPMaxFailures, 1)), window: w, backoff: true},
-		attemptLimit{name: "login-account", max: int64(max(s.d.Cfg.LoginMaxFailures, 1)), window: w, backoff: true}
+// keepTempPassword makes a temporary password that was just used the
+// user's own (no expiry). The row is changed only if it still holds that
+// password, so a reset made meanwhile keeps its own expiry.
+func (s *Server) keepTempPassword(ctx context.Context, u *models.User) error {
+	u.TempPasswordExpiresAt = nil
+	_, err := s.d.DB.NewUpdate().Model(u).Column("temp_password_expires_at").WherePK().
+		Where("password_hash = ?", u.PasswordHash).Exec(ctx)
+	return db.Classify(err)
 }
 
 // tempPasswordExpiry is when a password generated now stops working.
