@@ -1,9 +1,12 @@
 package api
 
 import (
+	"cmp"
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 	"unicode"
@@ -17,7 +20,6 @@ import (
 	"github.com/lorekb/lore/activities"
 	"github.com/lorekb/lore/internal/db"
 	"github.com/lorekb/lore/internal/retrieve"
-	"github.com/lorekb/lore/models"
 	"github.com/lorekb/lore/workflows"
 )
 
@@ -29,16 +31,38 @@ const (
 	inspectWaitDuration = 45 * time.Second
 )
 
-// RetrieveRequest is the body of documents:retrieve.
+// RetrieveRequest is the body of documents:retrieve. It also takes the
+// reference admin app's body ({query, k, threshold, filter: {site_id, id},
+// enable_rerank, rerank_k}).
 type RetrieveRequest struct {
-	SiteID       int64   `json:"site_id" validate:"required,min=1"`
+	SiteID       int64   `json:"site_id" required:"false" doc:"required unless filter.site_id is given" validate:"min=0"`
 	Query        string  `json:"query" validate:"required"`
-	TopK         int     `json:"top_k" required:"false" doc:"default: RAG_RERANK_TOP_K" validate:"min=0,max=50"`
+	TopK         int     `json:"top_k" required:"false" doc:"default: rerank_k, then k, then RAG_RERANK_TOP_K" validate:"min=0,max=50"`
 	CollectionID int64   `json:"collection_id" required:"false" doc:"only this collection and its descendants" validate:"min=0"`
 	DocumentIDs  []int64 `json:"document_ids" required:"false" doc:"only these documents (at most 100)" validate:"max=100"`
 	// Stages switches pipeline stages off to see what each adds; absent
 	// means the chat's pipeline.
 	Stages *retrieve.Stages `json:"stages" required:"false" doc:"default: all on (dense, keyword, rerank)"`
+	// Threshold drops chunks whose dense (cosine) score is below it; a chunk
+	// the dense stage did not score (a keyword hit) is kept.
+	Threshold *float64 `json:"threshold" required:"false" doc:"dense cosine floor, 0..1" validate:"omitempty,min=0,max=1"`
+	// The reference app's names: k and rerank_k (the number returned when
+	// given, as the reference returns rerank_k chunks), enable_rerank (false
+	// switches the rerank stage off when stages is absent) and filter.
+	K            int             `json:"k" required:"false" doc:"the reference's recall depth; the number returned when rerank_k is absent (at most 50 are returned)" validate:"min=0,max=100"`
+	RerankK      int             `json:"rerank_k" required:"false" doc:"the number returned (at most 50)" validate:"min=0,max=100"`
+	EnableRerank *bool           `json:"enable_rerank" required:"false" doc:"false: no rerank stage (when stages is absent)"`
+	Filter       *RetrieveFilter `json:"filter" required:"false"`
+}
+
+// RetrieveFilter is the reference app's filter: the site, and one document
+// (its id as a string). tenant_id and source are accepted and ignored: the
+// site fixes the tenant, and Lore's chunks all come from documents.
+type RetrieveFilter struct {
+	SiteID   int64  `json:"site_id" required:"false" validate:"min=0"`
+	ID       string `json:"id" required:"false" doc:"a document id" validate:"max=20"`
+	TenantID *int64 `json:"tenant_id" required:"false"`
+	Source   string `json:"source" required:"false" validate:"max=100"`
 }
 
 // RetrieveResponse is the ranked chunks, as the chat's search would get them.
@@ -47,6 +71,37 @@ type RetrieveResponse struct {
 	SiteID int64            `json:"site_id"`
 	Stages retrieve.Stages  `json:"stages"`
 	Chunks []RetrievedChunk `json:"chunks"`
+	// List is the same chunks in the reference's shape, which its admin app
+	// reads.
+	List []RetrieveListItem `json:"list"`
+}
+
+// RetrieveListItem is one ranked chunk as the reference shows it: score is
+// the rerank score when the reranker scored the chunk, else its dense
+// (cosine) score, else its relevance; original_score is the dense score
+// (else relevance) of a reranked chunk, null otherwise.
+type RetrieveListItem struct {
+	Content       string         `json:"content"`
+	Score         float64        `json:"score"`
+	OriginalScore *float64       `json:"original_score"`
+	DocumentID    int64          `json:"document_id"`
+	DocumentTitle string         `json:"document_title"`
+	Metadata      map[string]any `json:"metadata" doc:"chunk_index, content_version, heading_path and every stage's score"`
+}
+
+func retrieveListItem(ch RetrievedChunk, siteID int64) RetrieveListItem {
+	recall := ch.Relevance
+	if ch.Dense != nil {
+		recall = *ch.Dense
+	}
+	it := RetrieveListItem{Content: ch.Text, Score: recall, DocumentID: ch.DocumentID, DocumentTitle: ch.Title,
+		Metadata: map[string]any{"chunk_index": ch.ChunkIndex, "content_version": ch.Version, "heading_path": ch.Heading,
+			"document_id": ch.DocumentID, "title": ch.Title, "site_id": siteID, "dense_score": ch.Dense,
+			"keyword_score": ch.Keyword, "fused_score": ch.Fused, "rerank_score": ch.Rerank, "relevance": ch.Relevance}}
+	if ch.Rerank != nil {
+		it.Score, it.OriginalScore = *ch.Rerank, &recall
+	}
+	return it
 }
 
 // RetrievedChunk is one ranked chunk with the score of every stage (null:
@@ -66,11 +121,27 @@ type RetrievedChunk struct {
 	Score      float64  `json:"score"`
 }
 
-// DocumentChunksResponse is a document's stored chunks in order.
-type DocumentChunksResponse struct {
-	DocumentID     int64          `json:"document_id"`
-	ContentVersion int64          `json:"content_version"`
-	Chunks         []models.Chunk `json:"chunks" doc:"every stored chunk (all versions still stored), by version then index; start/end are rune offsets into the content of that version (-1: not a verbatim slice); index_format is the analyzer and chunking that made it"`
+// DocumentChunk is one stored chunk in the shape the reference's chunk
+// viewer reads: an id, the text as content, and the rest as metadata.
+type DocumentChunk struct {
+	ID       string            `json:"id" doc:"<document_id>:<content_version>:<chunk_index>"`
+	Content  string            `json:"content"`
+	Metadata DocumentChunkMeta `json:"metadata"`
+}
+
+// DocumentChunkMeta locates a chunk: start/end are rune offsets into the
+// content of its version (-1: not a verbatim slice); index_format is the
+// analyzer and chunking that made it.
+type DocumentChunkMeta struct {
+	ChunkIndex     int    `json:"chunk_index"`
+	ContentVersion int64  `json:"content_version"`
+	DocumentID     int64  `json:"document_id"`
+	SiteID         int64  `json:"site_id"`
+	Title          string `json:"title"`
+	HeadingPath    string `json:"heading_path"`
+	Start          int    `json:"start"`
+	End            int    `json:"end"`
+	IndexFormat    string `json:"index_format"`
 }
 
 func (s *Server) retrievalRoutes() []Route {
@@ -79,8 +150,9 @@ func (s *Server) retrievalRoutes() []Route {
 			Summary: "Retrieval test: the chunks the chat's search would get for a query, with every stage's score",
 			Body:    RetrieveRequest{}, Response: RetrieveResponse{}, Handler: s.retrieveTest},
 		{Surface: Admin, Method: http.MethodGet, Path: "/documents/{id}/chunks", Tag: "documents", Perm: EditorUp,
-			Summary:  "A document's stored chunks in order, with content version, heading path and character offsets",
-			Response: DocumentChunksResponse{}, Handler: s.documentChunks},
+			Summary:     "A document's stored chunks in order, with content version, heading path and character offsets",
+			Description: "Every stored chunk (all versions still stored), by version then index; the document's current version is its content_version.",
+			Response:    []DocumentChunk{}, Handler: s.documentChunks},
 	}
 }
 
@@ -92,6 +164,22 @@ func (s *Server) retrieveTest(c *fiber.Ctx) error {
 	query, err := retrievalQuery(in.Query)
 	if err != nil {
 		return err
+	}
+	docIDs := in.DocumentIDs
+	if f := in.Filter; f != nil {
+		if in.SiteID == 0 {
+			in.SiteID = f.SiteID
+		}
+		if id := strings.TrimSpace(f.ID); id != "" {
+			n, err := strconv.ParseInt(id, 10, 64)
+			if err != nil || n < 1 {
+				return Invalid("filter.id: must be a document id")
+			}
+			docIDs = append(docIDs, n)
+		}
+	}
+	if in.SiteID == 0 {
+		return Invalid("site_id: field required (or filter.site_id)")
 	}
 	site, err := s.bodySite(c, in.SiteID, SiteAdminUp)
 	if err != nil {
@@ -106,16 +194,16 @@ func (s *Server) retrieveTest(c *fiber.Ctx) error {
 			return err
 		}
 	}
-	topK := in.TopK
-	if topK == 0 {
-		topK = s.d.Cfg.RAGRerankTopK
-	}
+	topK := cmp.Or(in.TopK, in.RerankK, in.K, s.d.Cfg.RAGRerankTopK)
 	stages := retrieve.AllStages()
+	if in.EnableRerank != nil {
+		stages.Rerank = *in.EnableRerank
+	}
 	if in.Stages != nil {
 		stages = *in.Stages
 	}
 	act := activities.RetrieveInput{TenantID: site.TenantID, SiteID: site.ID, Query: query, TopK: min(topK, maxRetrieveTopK),
-		CollectionID: in.CollectionID, DocumentIDs: dedupe(in.DocumentIDs), Stages: stages}
+		CollectionID: in.CollectionID, DocumentIDs: dedupe(docIDs), Stages: stages}
 	var out activities.RetrieveOutput
 	if err := s.inspect(c.UserContext(), workflows.Retrieve, act, &out); err != nil {
 		return err
@@ -124,7 +212,15 @@ func (s *Server) retrieveTest(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	return ok(c, RetrieveResponse{Query: query, SiteID: site.ID, Stages: stages, Chunks: chunks})
+	kept, list := chunks[:0], make([]RetrieveListItem, 0, len(chunks))
+	for _, ch := range chunks {
+		if in.Threshold != nil && ch.Dense != nil && *ch.Dense < *in.Threshold {
+			continue
+		}
+		kept = append(kept, ch)
+		list = append(list, retrieveListItem(ch, site.ID))
+	}
+	return ok(c, RetrieveResponse{Query: query, SiteID: site.ID, Stages: stages, Chunks: kept, List: list})
 }
 
 // rankedChunks adds to the workflow's ranked ids what an admin reads: the
@@ -171,7 +267,13 @@ func (s *Server) documentChunks(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	return ok(c, DocumentChunksResponse{DocumentID: doc.ID, ContentVersion: doc.ContentVersion, Chunks: rows})
+	out := make([]DocumentChunk, len(rows))
+	for i, r := range rows {
+		out[i] = DocumentChunk{ID: fmt.Sprintf("%d:%d:%d", r.DocumentID, r.Version, r.Index), Content: r.Text,
+			Metadata: DocumentChunkMeta{ChunkIndex: r.Index, ContentVersion: r.Version, DocumentID: r.DocumentID,
+				SiteID: r.SiteID, Title: doc.Title, HeadingPath: r.Heading, Start: r.Start, End: r.End, IndexFormat: r.IndexFormat}}
+	}
+	return ok(c, out)
 }
 
 // retrievalQuery trims and checks a query: required, at most

@@ -112,30 +112,34 @@ func TestRetrievalTestAndChunkView(t *testing.T) {
 	// The chunk view reads the database: no workflow, no worker, whatever
 	// the vector store.
 	a.stopWorker()
-	var view struct {
+	var doc struct {
 		ContentVersion int64 `json:"content_version"`
-		Chunks         []struct {
+	}
+	a.admin("GET", fmt.Sprintf("/admin/api/v1/documents/%d", backup), nil, &doc)
+	var view []struct {
+		Text string `json:"content"`
+		Meta struct {
 			Index   int    `json:"chunk_index"`
 			Version int64  `json:"content_version"`
 			Heading string `json:"heading_path"`
-			Text    string `json:"text"`
 			Start   int    `json:"start"`
 			End     int    `json:"end"`
 			Format  string `json:"index_format"`
-		} `json:"chunks"`
+		} `json:"metadata"`
 	}
 	a.admin("GET", fmt.Sprintf("/admin/api/v1/documents/%d/chunks", backup), nil, &view)
-	if len(view.Chunks) < 2 {
+	if len(view) < 2 {
 		t.Fatalf("chunk view: %+v", view)
 	}
 	content := []rune("# Backups\n\n## Restoring a backup\n\nStop the server, then copy the archive back into the data directory.\n\n## Scheduling\n\nBackups run nightly.\n")
-	for i, c := range view.Chunks {
-		if c.Index != i || c.Version != view.ContentVersion || c.Start < 0 || string(content[c.Start:c.End]) != c.Text ||
-			c.Format != a.d.IndexFormat() {
-			t.Errorf("chunk %d: %+v (content version %d)", i, c, view.ContentVersion)
+	for i, c := range view {
+		m := c.Meta
+		if m.Index != i || m.Version != doc.ContentVersion || m.Start < 0 || string(content[m.Start:m.End]) != c.Text ||
+			m.Format != a.d.IndexFormat() {
+			t.Errorf("chunk %d: %+v (content version %d)", i, c, doc.ContentVersion)
 		}
 	}
-	if view.Chunks[0].Heading != "Backups > Restoring a backup" {
-		t.Errorf("heading path %q", view.Chunks[0].Heading)
+	if view[0].Meta.Heading != "Backups > Restoring a backup" {
+		t.Errorf("heading path %q", view[0].Meta.Heading)
 	}
 }
