@@ -155,7 +155,8 @@ func (s *Server) fileRoutes() []Route {
 			Summary: "A temporary download URL (expires_hours 1..168)", Query: AdminPresignQuery{},
 			Response: PresignedURL{}, Handler: s.adminPresign},
 		{Surface: Admin, Method: http.MethodDelete, Path: obj, Tag: "files", Perm: SiteAdminUp,
-			Summary: "Delete a file", Response: FileDeleted{}, Handler: s.deleteFile},
+			Summary: "Delete a file", Description: "Also takes the name the reference admin app derives from a download URL (`files/<object_name>:download`).",
+			Response: FileDeleted{}, Handler: s.deleteFile},
 
 		{Surface: Client, Method: http.MethodGet, Path: obj + ":download", Tag: "files", Perm: Public, Raw: "application/octet-stream",
 			Summary: "Download a file (files of a password-protected site need X-Site-Access-Token)", Handler: s.clientDownload},
@@ -309,8 +310,19 @@ func (s *Server) clientPresign(c *fiber.Ctx) error {
 }
 
 func (s *Server) deleteFile(c *fiber.Ctx) error {
-	name, err := s.adminObject(c)
+	name, err := objectName(c)
 	if err != nil {
+		return err
+	}
+	// The reference's document editor deletes a replaced cover by a name
+	// it derives from the cover's URL.
+	if obj, ok := downloadURLObject(name); ok {
+		if err := blob.ValidateName(obj); err != nil {
+			return BadRequest("object_name: %v", err)
+		}
+		name = obj
+	}
+	if err := checkAdminObject(c, name); err != nil {
 		return err
 	}
 	store, err := s.blobStore()

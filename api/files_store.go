@@ -93,17 +93,42 @@ func (s *Server) adminObject(c *fiber.Ctx) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	return name, checkAdminObject(c, name)
+}
+
+// downloadURLObject reads the object name the reference admin app derives
+// from a file URL of Lore's by dropping the URL path's first segment: for
+// "<public>/v1/files/<name>:download" it sends "files/<name>:download" (or
+// "v1/files/<name>:download" when the public URL has a path). No stored name
+// ends in ":download" (uploads end in an allowed extension), so such a name
+// is read as that URL.
+func downloadURLObject(name string) (string, bool) {
+	rest, ok := strings.CutSuffix(name, ":download")
+	if !ok {
+		return "", false
+	}
+	if obj, ok := strings.CutPrefix(rest, "files/"); ok && obj != "" {
+		return obj, true
+	}
+	if _, obj, ok := strings.Cut("/"+rest, "/v1/files/"); ok && obj != "" {
+		return obj, true
+	}
+	return "", false
+}
+
+// checkAdminObject checks the caller may manage the object.
+func checkAdminObject(c *fiber.Ctx, name string) error {
 	// Objects of a site outside the caller's scope are 404 whether they
 	// exist or not (as a missing file); so are objects outside sites/ for
 	// all but platform admins (they belong to no tenant).
 	if id, ok := siteOfObject(name); ok {
 		if err := requireSite(c, id, SiteAdminUp); err != nil {
-			return "", hiddenAs(err, NotFound("file"))
+			return hiddenAs(err, NotFound("file"))
 		}
 	} else if !principal(c).IsPlatform() {
-		return "", NotFound("file")
+		return NotFound("file")
 	}
-	return name, nil
+	return nil
 }
 
 // canObject reports whether an admin-surface caller may manage an object:
