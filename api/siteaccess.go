@@ -197,7 +197,7 @@ func (s *Server) verifySitePassword(c *fiber.Ctx) error {
 	// The attempt is reserved before bcrypt runs, so parallel guesses
 	// cannot all be evaluated (the limit is checked and counted at once).
 	lim := s.sitePasswordLimit()
-	key := c.IP() + "|" + strconv.FormatInt(site.ID, 10)
+	key := s.clientIP(c) + "|" + strconv.FormatInt(site.ID, 10)
 	if wait, err := s.reserve(c.UserContext(), lim, key); err != nil || wait > 0 {
 		if err != nil {
 			return err
@@ -257,7 +257,8 @@ func (s *Server) issueSiteAccessToken(site *models.Site, now time.Time) (string,
 //   - a private site (is_public=false) without a password: only its staff;
 //
 // and in every case the admin token (Authorization: Bearer) of a user who
-// may see the site in the Admin API (staffReader). Anything else is 401.
+// may see the site in the Admin API (staffReader). Anything else is 401,
+// except a site access token that is sent but not valid: 403.
 func (s *Server) requireSiteAccess(c *fiber.Ctx, site *models.Site) error {
 	if site.IsPublic && !site.RequiresPassword {
 		return nil
@@ -272,7 +273,10 @@ func (s *Server) requireSiteAccess(c *fiber.Ctx, site *models.Site) error {
 	if raw == "" {
 		return Errf(http.StatusUnauthorized, "site access token required")
 	}
-	invalid := Errf(http.StatusUnauthorized, "invalid site access token")
+	// A token that is present but no longer valid (expired, another site's,
+	// or issued before the password changed) is 403: the reference client
+	// drops its stored token and asks for the password again on 403 only.
+	invalid := Errf(http.StatusForbidden, "invalid site access token")
 	claims := &siteAccessClaims{}
 	_, err := jwt.ParseWithClaims(raw, claims, func(*jwt.Token) (any, error) { return s.siteAccessKey(), nil },
 		jwt.WithValidMethods([]string{jwt.SigningMethodHS256.Alg()}), jwt.WithExpirationRequired(),
