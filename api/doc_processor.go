@@ -10,6 +10,7 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 	"github.com/google/uuid"
+	"github.com/lorekb/lore/internal/convert/builtin"
 	"github.com/lorekb/lore/internal/convert/processor"
 	_ "github.com/lorekb/lore/internal/convert/processor/drivers" // the drivers test-connection reaches
 	"github.com/lorekb/lore/internal/db"
@@ -43,7 +44,9 @@ type DocProcessorHealth struct {
 func (s *Server) docProcessorRoutes() []Route {
 	return []Route{
 		{Surface: Admin, Method: http.MethodGet, Path: "/system-configs/doc-processor", Tag: "system-configs", Perm: AdminOnly,
-			Summary: "List the external document processors (api keys masked)", Response: DocProcessorView{}, Handler: s.getDocProcessors},
+			Summary:     "List the external document processors (api keys masked), then the built-in converters",
+			Description: "The last entry (id builtin, origin platform) is Lore's built-in converters; import reads its type as them unless an enabled processor of that type is configured. PUT leaves it out.",
+			Response:    DocProcessorView{}, Handler: s.getDocProcessors},
 		{Surface: Admin, Method: http.MethodPut, Path: "/system-configs/doc-processor", Tag: "system-configs", Perm: AdminOnly,
 			Summary:     "Replace the list of external document processors (Docling, MinerU, PaddleOCR)",
 			Description: "An omitted or masked api_key keeps the stored key of the same id unless base_url changed (then 422: send the key again).",
@@ -55,8 +58,32 @@ func (s *Server) docProcessorRoutes() []Route {
 	}
 }
 
-// processors reads a tenant's stored processors (keys in clear).
+// builtinProcessor is the entry that offers Lore's built-in converters in
+// the list: the reference admin app imports only through a listed processor
+// and sends just its type (processor_type), so the entry has a type the app
+// knows, the one whose file types it accepts are the widest (Markdown and
+// HTML among them). Import reads that type as the built-in converters unless
+// an enabled processor of that type is configured. Origin platform: the
+// app shows it as shared and leaves it out of what it saves.
+func builtinProcessor() processor.Config {
+	return processor.Config{ID: builtin.Name, Name: "Lore built-in converters", Type: processor.Docling, Enabled: true,
+		Config: map[string]any{"is_ocr": false, "extract_images": true, "extract_tables": true}, Origin: "platform"}
+}
+
+// processors reads a tenant's stored processors (keys in clear) followed by
+// the built-in entry, for the list and for import, which resolves a
+// processor_type against them in order.
 func (s *Server) processors(c *fiber.Ctx, tenantID int64) (processor.Document, error) {
+	d, err := s.storedProcessors(c, tenantID)
+	if err != nil {
+		return d, err
+	}
+	d.Processors = append(d.Processors, builtinProcessor())
+	return d, nil
+}
+
+// storedProcessors reads a tenant's stored processors (keys in clear).
+func (s *Server) storedProcessors(c *fiber.Ctx, tenantID int64) (processor.Document, error) {
 	row, err := s.d.DB.GetSystemConfig(c.UserContext(), tenantID, processor.ConfigKey)
 	if errors.Is(err, db.ErrNotFound) {
 		return processor.Document{Processors: []processor.Config{}}, nil
@@ -74,7 +101,9 @@ func maskProcessors(d processor.Document) DocProcessorView {
 		if m, ok := maskTree(map[string]any(p.Config)).(map[string]any); ok && p.Config != nil {
 			p.Config = m
 		}
-		p.Origin = "tenant"
+		if p.Origin == "" {
+			p.Origin = "tenant"
+		}
 		out.Processors[i] = p
 	}
 	return out
@@ -93,7 +122,7 @@ func (s *Server) putDocProcessors(c *fiber.Ctx) error {
 	if err := bindJSON(c, &in); err != nil {
 		return err
 	}
-	old, err := s.processors(c, cfgTenant(c))
+	old, err := s.storedProcessors(c, cfgTenant(c))
 	if err != nil {
 		return err
 	}
@@ -116,8 +145,8 @@ func (s *Server) putDocProcessors(c *fiber.Ctx) error {
 		if p.ID == "" {
 			p.ID = uuid.NewString()
 		}
-		if len(p.ID) > 64 || seen[p.ID] {
-			return Invalid("processors[%d].id: duplicate or longer than 64 characters", i)
+		if len(p.ID) > 64 || seen[p.ID] || p.ID == builtin.Name {
+			return Invalid("processors[%d].id: duplicate, reserved (%s) or longer than 64 characters", i, builtin.Name)
 		}
 		seen[p.ID] = true
 		if err := restoreProcessorKey(&p, byID[p.ID], i); err != nil {
@@ -130,6 +159,7 @@ func (s *Server) putDocProcessors(c *fiber.Ctx) error {
 	if _, err := s.d.DB.PutSystemConfig(c.UserContext(), cfgTenant(c), processor.ConfigKey, string(b)); err != nil {
 		return err
 	}
+	out.Processors = append(out.Processors, builtinProcessor())
 	return ok(c, maskProcessors(out))
 }
 
@@ -162,7 +192,7 @@ func (s *Server) testDocProcessor(c *fiber.Ctx) error {
 	if err := p.Validate(); err != nil {
 		return Invalid("config.%v", err)
 	}
-	old, err := s.processors(c, cfgTenant(c))
+	old, err := s.storedProcessors(c, cfgTenant(c))
 	if err != nil {
 		return err
 	}

@@ -31,7 +31,7 @@ func TestDocProcessorConfig(t *testing.T) {
 	const path = "/admin/api/v1/system-configs/doc-processor"
 	var v DocProcessorView
 	h.must(200, "GET", path, nil, h.admin).into(t, &v)
-	if len(v.Processors) != 0 {
+	if len(v.Processors) != 1 || v.Processors[0].ID != "builtin" || v.Processors[0].Origin != "platform" {
 		t.Fatalf("fresh config: %+v", v)
 	}
 	body := map[string]any{"processors": []map[string]any{{"name": "Docling", "type": "Docling", "base_url": srv.URL,
