@@ -3,14 +3,22 @@ package api
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"net/http"
 	"sort"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
+	"github.com/lorekb/lore/internal/db"
+	"github.com/lorekb/lore/internal/deps"
+	"github.com/lorekb/lore/models"
 	"github.com/lorekb/lore/workflows"
+	"github.com/uptrace/bun"
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/api/operatorservice/v1"
 	"go.temporal.io/api/workflowservice/v1"
 )
 
@@ -60,35 +68,37 @@ func (s *Server) listJobs(c *fiber.Ctx) error {
 		}
 		f.since = t
 	}
-	views, total, err := s.queryJobs(c, f, &q.PageQuery)
+	views, total, notice, err := s.queryJobs(c, f, &q.PageQuery)
 	if err != nil {
 		return err
 	}
-	return paged(c, views, total, q.PageQuery)
+	return pagedNotice(c, views, total, q.PageQuery, notice)
 }
 
 // queryJobs lists one page of jobs through Temporal visibility, limited to
 // what the caller may see, with the job rows' input and (for running and
-// failed jobs) their progress or error.
-func (s *Server) queryJobs(c *fiber.Ctx, f jobFilter, page *PageQuery) ([]*JobView, int, error) {
+// failed jobs) their progress or error. On a namespace without Lore's search
+// attributes it lists the job rows instead (jobsFromRows) and returns a
+// notice that says so.
+func (s *Server) queryJobs(c *fiber.Ctx, f jobFilter, page *PageQuery) ([]*JobView, int, string, error) {
 	if err := page.Defaults(20, 100); err != nil {
-		return nil, 0, err
+		return nil, 0, "", err
 	}
 	if !page.Paged() {
 		page.Page, page.Size = 1, 1000
 	}
 	if page.Page*page.Size > maxJobWindow {
-		return nil, 0, Invalid("page: only the first %d jobs can be paged through; narrow the list with filters (site_id, kind, status, since)", maxJobWindow)
+		return nil, 0, "", Invalid("page: only the first %d jobs can be paged through; narrow the list with filters (site_id, kind, status, since)", maxJobWindow)
 	}
 	tc, err := s.temporalClient()
 	if err != nil {
-		return nil, 0, err
+		return nil, 0, "", err
 	}
 	p := principal(c)
 	var sites []int64
 	if f.siteID > 0 {
 		if err := requireSite(c, f.siteID, SiteAdminUp); err != nil {
-			return nil, 0, err
+			return nil, 0, "", err
 		}
 	} else if p.IsAdmin() && !p.IsPlatform() {
 		f.tenant = p.User.TenantID
@@ -99,13 +109,16 @@ func (s *Server) queryJobs(c *fiber.Ctx, f jobFilter, page *PageQuery) ([]*JobVi
 		}
 	}
 	if f.none {
-		return []*JobView{}, 0, nil
+		return []*JobView{}, 0, "", nil
 	}
 	query := f.visibilityQuery(sites)
 	ctx := c.UserContext()
 	cnt, err := tc.CountWorkflow(ctx, &workflowservice.CountWorkflowExecutionsRequest{Namespace: s.d.Cfg.TemporalNS, Query: query})
 	if err != nil {
-		return nil, 0, visibilityError(err)
+		if attrsMissing(err) {
+			return s.jobsFromRows(ctx, f, sites, page)
+		}
+		return nil, 0, "", visibilityError(err)
 	}
 	var token []byte
 	var views []*JobView
@@ -113,7 +126,10 @@ func (s *Server) queryJobs(c *fiber.Ctx, f jobFilter, page *PageQuery) ([]*JobVi
 		resp, err := tc.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{Namespace: s.d.Cfg.TemporalNS,
 			PageSize: int32(page.Size), NextPageToken: token, Query: query})
 		if err != nil {
-			return nil, 0, visibilityError(err)
+			if attrsMissing(err) {
+				return s.jobsFromRows(ctx, f, sites, page)
+			}
+			return nil, 0, "", visibilityError(err)
 		}
 		if n == page.Page {
 			for _, info := range resp.GetExecutions() {
@@ -126,10 +142,91 @@ func (s *Server) queryJobs(c *fiber.Ctx, f jobFilter, page *PageQuery) ([]*JobVi
 		}
 	}
 	if err := s.withRows(ctx, views); err != nil {
-		return nil, 0, err
+		return nil, 0, "", err
 	}
 	s.addOutcomes(ctx, views)
-	return views, int(cnt.GetCount()), nil
+	return views, int(cnt.GetCount()), "", nil
+}
+
+// attrsMissing reports a visibility query refused because the namespace
+// does not know Lore's search attributes.
+func attrsMissing(err error) bool {
+	return workflows.IsUnknownSearchAttr(err) || strings.Contains(err.Error(), "not defined")
+}
+
+// jobsFromRows lists one page of jobs from the job rows, newest first, for a
+// namespace without Lore's search attributes (a Temporal server Lore did not
+// set up): kind, site, tenant and since are columns of the rows; the status
+// lives in the engine only, so a status filter is not applied (the notice
+// says so). Each job's status, progress and outcome come from the engine;
+// a job whose workflow the engine no longer holds (past its retention) is
+// left out, as visibility would leave it out.
+func (s *Server) jobsFromRows(ctx context.Context, f jobFilter, sites []int64, page *PageQuery) ([]*JobView, int, string, error) {
+	var rows []models.Job
+	q := s.d.DB.NewSelect().Model(&rows).Where("kind IN (?)", bun.In(f.kinds))
+	switch {
+	case f.siteID > 0:
+		q = q.Where("site_id = ?", f.siteID)
+	case len(sites) > 0:
+		q = q.Where("site_id IN (?)", bun.In(sites))
+	}
+	if f.tenant > 0 {
+		q = q.Where("tenant_id = ?", f.tenant)
+	}
+	if !f.since.IsZero() {
+		q = q.Where("created_at >= ?", f.since.UTC())
+	}
+	total, err := q.Order("created_at DESC", "id DESC").Limit(int64(page.Size)).Offset(int64((page.Page - 1) * page.Size)).ScanAndCount(ctx)
+	if err != nil {
+		return nil, 0, "", db.Classify(err)
+	}
+	views := make([]*JobView, len(rows))
+	errs := make([]error, len(rows))
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, 8)
+	for i := range rows {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			views[i], errs[i] = s.jobView(ctx, &rows[i])
+		}()
+	}
+	wg.Wait()
+	out := make([]*JobView, 0, len(views))
+	for i, v := range views {
+		var e *Error
+		switch {
+		case errs[i] == nil:
+			out = append(out, v)
+		case errors.As(errs[i], &e) && e.Status == http.StatusNotFound:
+			total--
+		default:
+			return nil, 0, "", errs[i]
+		}
+	}
+	notice := fmt.Sprintf("Listed from Lore's job records: the Temporal namespace %s has no Lore search attributes (run `lore temporal setup`)", s.d.Cfg.TemporalNS)
+	if len(f.statuses) > 0 {
+		notice += "; the status filter is not applied"
+	}
+	return out, max(int(total), len(out)), notice, nil
+}
+
+// pagedNotice writes a list page whose msg is notice when there is one (why
+// the list is not what was asked).
+func pagedNotice[T any](c *fiber.Ctx, list []T, total int, p PageQuery, notice string) error {
+	if notice == "" {
+		return paged(c, list, total, p)
+	}
+	c.Set("X-Lore-Notice", notice)
+	if list == nil {
+		list = []T{}
+	}
+	pg := Pagination{IsPager: 1, Page: p.Page, Size: p.Size, Total: total}
+	if !p.Paged() {
+		pg = Pagination{IsPager: 0, Page: 1, Size: total, Total: total}
+	}
+	return c.JSON(Envelope{Code: 0, Msg: notice, Data: Page[T]{List: list, Pagination: pg}})
 }
 
 // visibilityQuery is the list filter in Temporal's SQL-like syntax. Every
@@ -170,7 +267,7 @@ func (f jobFilter) visibilityQuery(sites []int64) string {
 // visibilityError explains a refused list: unregistered search attributes
 // are an operator's fix, not a retry.
 func visibilityError(err error) error {
-	if workflows.IsUnknownSearchAttr(err) || strings.Contains(err.Error(), "not defined") {
+	if attrsMissing(err) {
 		return Unavailable("Temporal search attributes are not registered on this namespace: run `lore temporal setup` (%v)", err)
 	}
 	return Unavailable("workflow engine: %v", err)
@@ -269,7 +366,7 @@ func (s *Server) listTasks(c *fiber.Ctx) error {
 	if q.Status != "" {
 		f.statuses = taskStatuses[q.Status]
 	}
-	views, total, err := s.queryJobs(c, f, &q.PageQuery)
+	views, total, notice, err := s.queryJobs(c, f, &q.PageQuery)
 	if err != nil {
 		return err
 	}
@@ -277,7 +374,7 @@ func (s *Server) listTasks(c *fiber.Ctx) error {
 	for i, v := range views {
 		out[i] = taskOf(v)
 	}
-	return paged(c, out, total, q.PageQuery)
+	return pagedNotice(c, out, total, q.PageQuery, notice)
 }
 
 func (s *Server) getTask(c *fiber.Ctx) error {
@@ -325,4 +422,43 @@ func taskOf(v *JobView) Task {
 		t.Progress = float64(int(1000*float64(v.Progress.Completed+v.Progress.Failed)/float64(v.Progress.Total))) / 10
 	}
 	return t
+}
+
+// EnsureSearchAttributes registers on the namespace those of Lore's search
+// attributes it lacks, so that GET /jobs and /tasks can filter through
+// visibility on a Temporal server Lore did not set up. A namespace that does
+// not allow it (a hosted one, a caller without operator rights) or that has
+// an attribute of another type is left as it is: the lists then read the job
+// rows. What happened is logged once.
+func EnsureSearchAttributes(ctx context.Context, d *deps.Deps) {
+	if d.Temporal == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, 15*time.Second)
+	defer cancel()
+	ns := d.Cfg.TemporalNS
+	have, err := d.Temporal.OperatorService().ListSearchAttributes(ctx, &operatorservice.ListSearchAttributesRequest{Namespace: ns})
+	if err != nil {
+		d.Log.Warn("could not read the namespace's search attributes; job lists read Lore's job rows until `lore temporal setup` is run", "namespace", ns, "err", err)
+		return
+	}
+	req := &operatorservice.AddSearchAttributesRequest{Namespace: ns, SearchAttributes: map[string]enumspb.IndexedValueType{}}
+	for name, want := range workflows.SearchAttributeTypes {
+		got, found := have.GetCustomAttributes()[name]
+		switch {
+		case !found:
+			req.SearchAttributes[name] = want
+		case got != want:
+			d.Log.Warn("a search attribute exists with another type; job lists read Lore's job rows", "namespace", ns, "attribute", name, "type", got.String(), "want", want.String())
+			return
+		}
+	}
+	if len(req.SearchAttributes) == 0 {
+		return
+	}
+	if _, err := d.Temporal.OperatorService().AddSearchAttributes(ctx, req); err != nil {
+		d.Log.Warn("could not register Lore's search attributes; job lists read Lore's job rows until `lore temporal setup` is run", "namespace", ns, "err", err)
+		return
+	}
+	d.Log.Info("registered Lore's search attributes", "namespace", ns, "count", len(req.SearchAttributes))
 }
