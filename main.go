@@ -134,6 +134,7 @@ func run(ctx context.Context, serveHTTP bool) error {
 	if err := api.Bootstrap(ctx, d, os.Stdout); err != nil {
 		return err
 	}
+	api.EnsureSearchAttributes(ctx, d)
 	errc := make(chan error, 3)
 	if cfg.PprofAddr != "" {
 		go func() {
