@@ -511,26 +511,27 @@ func answer(query string, passages []passage) string {
 		// No sentence holds half of any part (or the question has no
 		// content words, or none in the passages' script), but the search
 		// judged a passage relevant: quote its best sentence, or its opening.
-		bi, bscore := -1, 0.0
+		opening, bi, bscore := -1, -1, 0.0
 		for i, u := range c.units {
-			if !relevant[u.passage] || (u.text == "" && !c.how) {
+			if !relevant[u.passage] {
 				continue
+			}
+			if opening < 0 {
+				opening = i
 			}
 			for _, terms := range c.parts {
 				if _, sc := score(i, terms); sc > bscore {
 					bi, bscore = i, sc
 				}
 			}
-			if bi < 0 && (len(picked) == 0) {
-				picked = []int{i} // the opening, unless a better one turns up
-			}
 		}
-		if bi >= 0 {
-			picked = []int{bi}
+		if bi < 0 {
+			bi = opening
 		}
-		if len(picked) == 0 {
+		if bi < 0 {
 			return NotFoundAnswer
 		}
+		picked = []int{bi}
 	}
 	return c.render(picked, forPart)
 }
