@@ -1,8 +1,6 @@
 package api
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"net/http"
@@ -174,14 +172,13 @@ func (s *Server) botCallback(channel string) fiber.Handler {
 		if err != nil {
 			return err
 		}
-		// A message without MsgId is identified by its signed envelope.
-		env := sha256.Sum256([]byte(q.MsgSignature + "\x00" + q.Timestamp + "\x00" + q.Nonce + "\x00" + string(body)))
-		c.Locals(botEnvelopeKey, "env-"+hex.EncodeToString(env[:16]))
-		inner, err := ep.crypto.OpenMessage(q.MsgSignature, q.Timestamp, q.Nonce, body)
+		inner, replayKey, err := ep.crypto.OpenEnvelope(q.MsgSignature, q.Timestamp, q.Nonce, body)
 		if err != nil {
 			s.log.Info("bot callback refused", "channel", channel, "site_id", ep.site.ID, "err", err)
 			return botPlain(c, http.StatusBadRequest, "")
 		}
+		// A message without MsgId is identified by its signed parts only.
+		c.Locals(botEnvelopeKey, "env-"+replayKey)
 		if channel == activities.ChannelKefu {
 			return s.botKefuMessage(c, ep, inner)
 		}

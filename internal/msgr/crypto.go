@@ -5,6 +5,7 @@ import (
 	"crypto/cipher"
 	"crypto/rand"
 	"crypto/sha1"
+	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/base64"
 	"encoding/binary"
@@ -264,11 +265,13 @@ func normalizeEchostr(s string) string {
 const MaxBodyBytes = 1 << 20
 
 // envelope is the outer POST body: only Encrypt is needed, the other
-// fields are informational and not trusted.
+// fields are informational and not trusted. Encrypt is a list so that a
+// body with more than one can be refused rather than silently read as one
+// of them.
 type envelope struct {
 	XMLName    xml.Name `xml:"xml"`
 	ToUserName string   `xml:"ToUserName"`
-	Encrypt    string   `xml:"Encrypt"`
+	Encrypt    []string `xml:"Encrypt"`
 	AgentID    string   `xml:"AgentID"`
 }
 
@@ -276,18 +279,46 @@ type envelope struct {
 // SafeUnmarshal (limit MaxBodyBytes), verifies msgSignature over the
 // <Encrypt> text, decrypts it and returns the inner XML for ParseKefu or
 // ParseApp. The signature is checked before decryption so unauthenticated
-// input never reaches the padding and layout checks.
+// input never reaches the padding and layout checks. A body without
+// exactly one <Encrypt> is ErrXML.
 func (c *Crypto) OpenMessage(msgSignature, timestamp, nonce string, body []byte) ([]byte, error) {
+	inner, _, err := c.OpenEnvelope(msgSignature, timestamp, nonce, body)
+	return inner, err
+}
+
+// OpenEnvelope is OpenMessage that also returns the callback's replay key:
+// a hash of only what the signature covers (signature, timestamp, nonce and
+// the trimmed ciphertext). Unsigned parts of the body (whitespace around
+// the ciphertext, other elements) can be changed by anyone who replays a
+// callback, so they must not make it look like a new message.
+func (c *Crypto) OpenEnvelope(msgSignature, timestamp, nonce string, body []byte) (inner []byte, replayKey string, err error) {
 	var env envelope
 	if err := SafeUnmarshal(body, &env, MaxBodyBytes); err != nil {
-		return nil, err
+		return nil, "", err
 	}
-	enc := strings.TrimSpace(env.Encrypt)
+	if len(env.Encrypt) > 1 {
+		return nil, "", fmt.Errorf("%w: %d <Encrypt> elements", ErrXML, len(env.Encrypt))
+	}
+	enc := ""
+	if len(env.Encrypt) == 1 {
+		enc = strings.TrimSpace(env.Encrypt[0])
+	}
 	if enc == "" {
-		return nil, fmt.Errorf("%w: missing <Encrypt>", ErrXML)
+		return nil, "", fmt.Errorf("%w: missing <Encrypt>", ErrXML)
 	}
 	if err := c.verify(msgSignature, timestamp, nonce, enc); err != nil {
-		return nil, err
+		return nil, "", err
 	}
-	return c.Decrypt(enc)
+	inner, err = c.Decrypt(enc)
+	if err != nil {
+		return nil, "", err
+	}
+	return inner, ReplayKey(msgSignature, timestamp, nonce, enc), nil
+}
+
+// ReplayKey identifies a signed callback by its signed parts (see
+// OpenEnvelope): 32 hex digits of their SHA-256.
+func ReplayKey(msgSignature, timestamp, nonce, encrypt string) string {
+	sum := sha256.Sum256([]byte(msgSignature + "\x00" + timestamp + "\x00" + nonce + "\x00" + strings.TrimSpace(encrypt)))
+	return hex.EncodeToString(sum[:16])
 }

@@ -477,3 +477,40 @@ func TestEncryptOutputIsStdBase64(t *testing.T) {
 		}
 	}
 }
+
+// TestOpenEnvelopeReplayKey: the replay key covers only the signed parts, so
+// variants of one callback (whitespace around the ciphertext, an extra
+// element) share it, while a body with two <Encrypt> elements is refused.
+func TestOpenEnvelopeReplayKey(t *testing.T) {
+	c := newTestCrypto(t)
+	enc, _ := c.Encrypt([]byte("<xml><MsgType>image</MsgType></xml>"))
+	ts, nonce := "1700000000", "123"
+	sig := c.Signature(ts, nonce, enc)
+	variants := []string{
+		"<xml><Encrypt><![CDATA[" + enc + "]]></Encrypt></xml>",
+		"<xml><Encrypt><![CDATA[ \n" + enc + "\t ]]></Encrypt></xml>",
+		"<xml><ToUserName>x</ToUserName><Encrypt>" + enc + "</Encrypt><Extra>1</Extra></xml>",
+	}
+	var key string
+	for i, body := range variants {
+		_, k, err := c.OpenEnvelope(sig, ts, nonce, []byte(body))
+		if err != nil || k == "" {
+			t.Fatalf("variant %d: %q %v", i, k, err)
+		}
+		if i > 0 && k != key {
+			t.Fatalf("variant %d: key %s, want %s", i, k, key)
+		}
+		key = k
+	}
+	if _, k, _ := c.OpenEnvelope(c.Signature("1700000001", nonce, enc), "1700000001", nonce, []byte(variants[0])); k == key {
+		t.Fatal("another timestamp kept the key")
+	}
+	for _, body := range []string{
+		"<xml><Encrypt>" + enc + "</Encrypt><Encrypt>" + enc + "</Encrypt></xml>",
+		"<xml><Encrypt></Encrypt><Encrypt>" + enc + "</Encrypt></xml>",
+	} {
+		if _, _, err := c.OpenEnvelope(sig, ts, nonce, []byte(body)); !errors.Is(err, ErrXML) {
+			t.Fatalf("two Encrypt: %v, want ErrXML", err)
+		}
+	}
+}
