@@ -1,11 +1,13 @@
 package api
 
 import (
+	"crypto/hmac"
 	"crypto/rand"
 	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/base64"
 	"encoding/hex"
+	"strconv"
 	"strings"
 
 	"github.com/gofiber/fiber/v2"
@@ -205,4 +207,29 @@ func callerOwnerHash(c *fiber.Ctx) (string, error) {
 		return "", err
 	}
 	return chatSecretHash(secret), nil
+}
+
+// memberHandlePrefix starts the handle staff see in place of a strong
+// member id; its ':' keeps the handle itself from ever being a strong
+// member id.
+const memberHandlePrefix = "visitor:"
+
+// memberHandle is the member id as staff see it (the admin lists of a
+// site's sessions and ratings, the chat runs' job metadata). A strong member
+// id is a bearer credential of its visitor on every site, so staff get a
+// pseudonym instead: an HMAC of the site and the member id under the
+// server's secret key, stable so a visitor's sessions can still be grouped,
+// different per site, and useless on the client API. Weak member ids grant
+// nothing and are shown as they are.
+func (s *Server) memberHandle(siteID int64, member string) string {
+	if !strongMemberID(member) {
+		return member
+	}
+	key := s.d.Cfg.SecretKey
+	if key == "" {
+		key = s.d.Cfg.JWTSecret
+	}
+	mac := hmac.New(sha256.New, []byte(key))
+	mac.Write([]byte("lore chat member handle\x00" + strconv.FormatInt(siteID, 10) + "\x00" + member))
+	return memberHandlePrefix + hex.EncodeToString(mac.Sum(nil)[:8])
 }

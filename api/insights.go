@@ -20,7 +20,7 @@ import (
 type SiteChatListQuery struct {
 	PageQuery
 	Keyword     string `query:"keyword" validate:"max=200"`
-	SearchField string `query:"search_field" doc:"all (default) | text (title or last message) | thread_id | member_id" validate:"omitempty,oneof=all text thread_id member_id"`
+	SearchField string `query:"search_field" doc:"all (default) | text (title or last message) | thread_id | member_id (the whole member id, or the visitor: handle the list shows)" validate:"omitempty,oneof=all text thread_id member_id"`
 	Source      string `query:"source" doc:"only this channel: web_chat, api, bot_api, wecom_kefu, wecom_app…" validate:"max=50"`
 }
 
@@ -113,15 +113,29 @@ func (s *Server) adminSiteChats(c *fiber.Ctx) error {
 	if err := q.Defaults(20, 100); err != nil {
 		return err
 	}
-	rows, total, err := s.d.DB.ListSiteChatSessions(c.UserContext(), db.SiteChatFilter{SiteID: st.ID,
-		Keyword: strings.TrimSpace(q.Keyword), Field: q.SearchField, Source: strings.TrimSpace(q.Source),
-		Limit: q.Limit(), Offset: q.Offset()})
+	f := db.SiteChatFilter{SiteID: st.ID, Keyword: strings.TrimSpace(q.Keyword), Field: q.SearchField,
+		Source: strings.TrimSpace(q.Source), Limit: q.Limit(), Offset: q.Offset()}
+	if strings.HasPrefix(f.Keyword, memberHandlePrefix) {
+		// A handle from this list: the site's member ids that it stands for.
+		ids, err := s.d.DB.SiteMemberIDs(c.UserContext(), st.ID)
+		if err != nil {
+			return err
+		}
+		f.Field, f.MemberIDs = "member_id", []string{f.Keyword} // the keyword as a member id too
+		for _, id := range ids {
+			if s.memberHandle(st.ID, id) == f.Keyword {
+				f.MemberIDs = append(f.MemberIDs, id)
+			}
+		}
+	}
+	rows, total, err := s.d.DB.ListSiteChatSessions(c.UserContext(), f)
 	if err != nil {
 		return err
 	}
 	out := SiteChatList{List: make([]ChatSessionResponse, len(rows)), Total: total, Page: q.Page, Size: q.Size}
 	for i := range rows {
 		out.List[i] = chatSessionResponse(&rows[i])
+		out.List[i].MemberID = s.memberHandle(st.ID, rows[i].MemberID)
 	}
 	if !q.Paged() {
 		out.Page, out.Size = 1, total
@@ -196,7 +210,7 @@ func (s *Server) listFeedback(c *fiber.Ctx) error {
 	out := FeedbackListPage{List: make([]FeedbackListItem, len(rows)), Total: total, Page: q.Page, Size: q.Size}
 	for i, r := range rows {
 		out.List[i] = FeedbackListItem{ID: r.ID, ChatMessageID: r.MessageID, ThreadID: r.ThreadID, Reason: r.Reason,
-			MemberID: r.MemberID, CreatedAt: r.CreatedAt.UTC(), MessageContent: r.MessageContent}
+			MemberID: s.memberHandle(q.SiteID, r.MemberID), CreatedAt: r.CreatedAt.UTC(), MessageContent: r.MessageContent}
 		if r.Rating != nil {
 			out.List[i].Rating = *r.Rating
 		}

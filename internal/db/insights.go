@@ -20,8 +20,13 @@ type SiteChatFilter struct {
 	SiteID  int64
 	Keyword string
 	// Field is where Keyword is looked for: all (default), text (title or
-	// last message), thread_id or member_id.
-	Field         string
+	// last message), thread_id or member_id. Member ids are matched whole,
+	// never by substring: a strong member id is its visitor's credential,
+	// and substring matches would let staff spell one out.
+	Field string
+	// MemberIDs, when set, are the member ids a member_id search matches
+	// instead of Keyword (the ids behind a handle the admin list shows).
+	MemberIDs     []string
 	Source        string // "" = every channel
 	Limit, Offset int
 }
@@ -34,22 +39,36 @@ func (d *DB) ListSiteChatSessions(ctx context.Context, f SiteChatFilter) ([]mode
 	if f.Source != "" {
 		q = q.Where("source = ?", f.Source)
 	}
-	if f.Keyword != "" {
+	switch {
+	case f.Field == "member_id" && len(f.MemberIDs) > 0:
+		q = q.Where("member_id IN (?)", bun.In(f.MemberIDs))
+	case f.Keyword != "":
 		op, kw := d.LikeOp(), Like(f.Keyword)
 		cols := map[string][]string{"text": {"title", "last_message"}, "thread_id": {"thread_id"},
-			"member_id": {"member_id"}}[f.Field]
+			"member_id": {}}[f.Field]
 		if cols == nil {
-			cols = []string{"title", "last_message", "thread_id", "member_id"}
+			cols = []string{"title", "last_message", "thread_id"}
 		}
 		q = q.WhereGroup(" AND ", func(q *bun.SelectQuery) *bun.SelectQuery {
 			for _, c := range cols {
 				q = q.WhereOr(c+" "+op+" ? ESCAPE '\\'", kw)
+			}
+			if f.Field == "" || f.Field == "all" || f.Field == "member_id" {
+				q = q.WhereOr("member_id = ?", f.Keyword)
 			}
 			return q
 		})
 	}
 	n, err := q.OrderExpr("updated_at DESC, id DESC").Limit(int64(f.Limit)).Offset(int64(f.Offset)).ScanAndCount(ctx)
 	return rows, int(n), Classify(err)
+}
+
+// SiteMemberIDs returns the distinct member ids of a site's chat sessions.
+func (d *DB) SiteMemberIDs(ctx context.Context, siteID int64) ([]string, error) {
+	var ids []string
+	err := d.NewSelect().Model((*models.ChatSession)(nil)).Distinct().Column("member_id").
+		Where("site_id = ?", siteID).Scan(ctx, &ids)
+	return ids, Classify(err)
 }
 
 // DeleteSiteChatSession deletes a session of the site with its messages,
