@@ -175,6 +175,11 @@ func (s *Server) prepareChatTurn(ctx context.Context, t chatTurn) (*startedTurn,
 		return nil, BadRequest("chat model is not configured: %s", scrub.Text(err.Error())) // callers are often anonymous
 	}
 	s.guardTurn(&t) // the tenant's model; caller instructions bounded (chat_guard.go)
+	// Every entry's parser refuses oversized input with its own field name;
+	// this bounds any other (messenger texts included).
+	if err := s.checkChatInput("input", append(historyMessages(t.History), chatMessage{Role: "user", Text: t.Text})); err != nil {
+		return nil, err
+	}
 	newThread := t.ThreadID == ""
 	if newThread {
 		t.ThreadID = newThreadID()
@@ -186,8 +191,15 @@ func (s *Server) prepareChatTurn(ctx context.Context, t chatTurn) (*startedTurn,
 	if !newThread {
 		s.awaitPreviousTurn(ctx, t.ThreadID)
 	}
+	resv, err := s.reserveTurnBudget(ctx, &t)
+	if err != nil {
+		return nil, err
+	}
 	ts, err := s.d.DB.StartTurn(ctx, db.BeginTurn{ThreadID: t.ThreadID, TenantID: t.Site.TenantID, SiteID: t.Site.ID,
 		MemberID: t.MemberID, OwnerHash: t.OwnerHash, OwnerMemberHash: t.OwnerMemberHash, Source: t.Source, UserText: t.Text, History: t.History, New: newThread, Existing: t.Existing})
+	if err != nil {
+		s.releaseTurnBudget(resv)
+	}
 	if errors.Is(err, db.ErrNotOwner) {
 		return nil, Errf(http.StatusForbidden, "thread %s belongs to another member or site", t.ThreadID)
 	}
@@ -208,9 +220,10 @@ func (s *Server) prepareChatTurn(ctx context.Context, t chatTurn) (*startedTurn,
 	}
 	wfID := workflows.ChatRunID(t.ThreadID, ts.Session.ID, ts.Turn)
 	// What the run is about, for operators (search attributes, memo title),
-	// sent in the start request itself: no extra round trip.
+	// sent in the start request itself: no extra round trip. Site admins list
+	// these jobs, so the member is its handle (memberHandle).
 	meta := workflows.JobMeta{Kind: workflows.KindChat, TenantID: t.Site.TenantID, SiteID: t.Site.ID,
-		RequestedBy: t.MemberID, RequestID: telemetry.RequestID(ctx),
+		RequestedBy: s.memberHandle(t.Site.ID, t.MemberID), RequestID: telemetry.RequestID(ctx),
 		Title: workflows.JobTitle(fmt.Sprintf("Chat turn %d of thread", ts.Turn), t.ThreadID, t.Site.Name)}
 	launch := func(ctx context.Context) error {
 		opts := client.StartWorkflowOptions{ID: wfID, TaskQueue: cfg.TemporalQueue,
@@ -228,8 +241,10 @@ func (s *Server) prepareChatTurn(ctx context.Context, t chatTurn) (*startedTurn,
 			return tc.ExecuteWorkflow(ctx, opts, workflows.ChatWorkflowName, in)
 		})
 		if err == nil {
+			s.releaseAfterRun(tc, wfID, resv)
 			return nil
 		}
+		s.releaseTurnBudget(resv)
 		err = Unavailable("could not start the chat run (error id %s)", s.hideError("start a chat run", err))
 		notice := "[System Error: " + err.Error() + "]"
 		pctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
@@ -256,26 +271,36 @@ func (s *Server) awaitPreviousTurn(ctx context.Context, threadID string) {
 	_ = s.d.Temporal.GetWorkflow(wctx, workflows.ChatRunID(threadID, sess.ID, sess.TurnCount), "").Get(wctx, nil)
 }
 
+// historyMessages are history rows as chat messages, for the size checks.
+func historyMessages(h []db.HistoryMessage) []chatMessage {
+	out := make([]chatMessage, len(h), len(h)+1)
+	for i, m := range h {
+		out[i] = chatMessage{Role: m.Role, Text: m.Content}
+	}
+	return out
+}
+
 // parseInput returns the user message and, for array input, the earlier
-// user/assistant messages.
-func parseInput(raw json.RawMessage) (string, []db.HistoryMessage, error) {
+// user/assistant messages; every message of the input is also returned, for
+// the size checks (checkChatInput).
+func parseInput(raw json.RawMessage) (string, []db.HistoryMessage, []chatMessage, error) {
 	raw = json.RawMessage(strings.TrimSpace(string(raw)))
 	if len(raw) == 0 || string(raw) == "null" {
-		return "", nil, Invalid("input: field required")
+		return "", nil, nil, Invalid("input: field required")
 	}
 	var text string
 	if err := json.Unmarshal(raw, &text); err == nil {
 		if strings.TrimSpace(text) == "" {
-			return "", nil, Invalid("input: must not be empty")
+			return "", nil, nil, Invalid("input: must not be empty")
 		}
-		return text, nil, nil
+		return text, nil, []chatMessage{{Role: "user", Text: text}}, nil
 	}
 	var items []struct {
 		Role    string          `json:"role"`
 		Content json.RawMessage `json:"content"`
 	}
 	if err := json.Unmarshal(raw, &items); err != nil {
-		return "", nil, Invalid("input: must be a string or an array of messages")
+		return "", nil, nil, Invalid("input: must be a string or an array of messages")
 	}
 	var hist []db.HistoryMessage
 	last := -1
@@ -285,22 +310,23 @@ func parseInput(raw json.RawMessage) (string, []db.HistoryMessage, error) {
 		}
 	}
 	if last < 0 {
-		return "", nil, Invalid("input: no user message")
+		return "", nil, nil, Invalid("input: no user message")
 	}
+	all := make([]chatMessage, len(items))
 	for i, it := range items {
 		content := contentText(it.Content)
+		all[i] = chatMessage{Role: it.Role, Text: content}
 		if i == last {
 			text = content
-			break
 		}
-		if (it.Role == "user" || it.Role == "assistant") && content != "" {
+		if i < last && (it.Role == "user" || it.Role == "assistant") && content != "" {
 			hist = append(hist, db.HistoryMessage{Role: it.Role, Content: content})
 		}
 	}
 	if strings.TrimSpace(text) == "" {
-		return "", nil, Invalid("input: the user message is empty")
+		return "", nil, nil, Invalid("input: the user message is empty")
 	}
-	return text, hist, nil
+	return text, hist, all, nil
 }
 
 // contentText accepts a string or an array of {type, text} parts.
@@ -327,8 +353,11 @@ func (s *Server) chatResponses(c *fiber.Ctx) error {
 	if err := bindJSON(c, &req); err != nil {
 		return err
 	}
-	text, hist, err := parseInput(req.Input)
+	text, hist, msgs, err := parseInput(req.Input)
 	if err != nil {
+		return err
+	}
+	if err := s.checkChatInput("input", msgs); err != nil {
 		return err
 	}
 	site, sites, err := s.chatScope(c, req.Filter)
@@ -362,7 +391,7 @@ func (s *Server) chatResponses(c *fiber.Ctx) error {
 		// once response.created is out.
 		st, err := s.prepareChatTurn(c.UserContext(), turn)
 		if err != nil {
-			return err
+			return budgetRetryAfter(c, err)
 		}
 		s.giveChatSecret(c, owner)
 		s.streamRun(c, st.ThreadID, st.WorkflowID, 0, st.launch)
@@ -370,7 +399,7 @@ func (s *Server) chatResponses(c *fiber.Ctx) error {
 	}
 	st, err := s.startChatTurn(c.UserContext(), turn)
 	if err != nil {
-		return err
+		return budgetRetryAfter(c, err)
 	}
 	s.giveChatSecret(c, owner)
 	return s.respondJSON(c, st)

@@ -259,6 +259,13 @@ func (s *Server) botModels(c *fiber.Ctx) error {
 // become instructions, earlier user/assistant messages seed a new thread,
 // the last user message is the input.
 func (s *Server) completions(c *fiber.Ctx, site *models.Site, req ChatCompletionRequest, source string) error {
+	msgs := make([]chatMessage, len(req.Messages))
+	for i, m := range req.Messages {
+		msgs[i] = chatMessage{Role: m.Role, Text: contentText(m.Content)}
+	}
+	if err := s.checkChatInput("messages", msgs); err != nil {
+		return err
+	}
 	if err := s.chatRateLimit(c, site); err != nil {
 		return err
 	}
@@ -298,7 +305,7 @@ func (s *Server) completions(c *fiber.Ctx, site *models.Site, req ChatCompletion
 	if !req.Stream {
 		st, err := s.startChatTurn(c.UserContext(), turn)
 		if err != nil {
-			return err
+			return budgetRetryAfter(c, err)
 		}
 		s.giveChatSecret(c, owner)
 		return s.completionJSON(c, st, "chatcmpl-"+uuid.NewString(), st.CreatedAt.Unix())
@@ -306,7 +313,7 @@ func (s *Server) completions(c *fiber.Ctx, site *models.Site, req ChatCompletion
 	id := "chatcmpl-" + uuid.NewString()
 	st, err := s.prepareChatTurn(c.UserContext(), turn)
 	if err != nil {
-		return err // streamed as one warning chunk (streamSetup)
+		return budgetRetryAfter(c, err) // streamed as one warning chunk (streamSetup)
 	}
 	s.giveChatSecret(c, owner)
 	ch := chunker{id: id, model: st.Model, created: st.CreatedAt.Unix()}

@@ -12,6 +12,7 @@ import (
 	"github.com/lorekb/lore/internal/cache"
 	"github.com/lorekb/lore/internal/chatbudget"
 	"github.com/lorekb/lore/models"
+	"go.temporal.io/sdk/client"
 )
 
 // Public chat runs on the operator's model key, so what an anonymous caller
@@ -28,7 +29,12 @@ import (
 //     Retry-After), counted in the cache backend like the login limits;
 //   - a site's turns stop for the rest of the UTC day once its chat has used
 //     its daily token budget (LORE_CHAT_DAILY_TOKEN_BUDGET, or the site's
-//     ee-config chat.daily_token_budget; 429 with Retry-After).
+//     ee-config chat.daily_token_budget; 429 with Retry-After), and each
+//     client turn reserves an estimate of its tokens before its model calls
+//     (chatbudget.Reserve), so concurrent or long turns cannot overrun it;
+//   - a user message is at most LORE_CHAT_MESSAGE_MAX_CHARS characters and
+//     a request's messages together LORE_CHAT_INPUT_MAX_CHARS (422 above),
+//     since the model is sent the whole input on every pass of a turn.
 
 // chatRateWindow is the window of the chat request limits.
 const chatRateWindow = time.Minute
@@ -121,4 +127,113 @@ func (s *Server) tokensUsedToday(ctx context.Context, site *models.Site, now tim
 		return 0, nil
 	}
 	return chatbudget.Used(ctx, ctr, chatbudget.Scope(site.ID, site.TenantID), now)
+}
+
+// chatMessage is one message of a chat request, for the size checks.
+type chatMessage struct {
+	Role string
+	Text string
+}
+
+// checkChatInput refuses (422, naming field) a request whose user message is
+// over LORE_CHAT_MESSAGE_MAX_CHARS characters, or whose messages together
+// (every role: the whole input or messages array) are over
+// LORE_CHAT_INPUT_MAX_CHARS.
+func (s *Server) checkChatInput(field string, msgs []chatMessage) error {
+	perMsg, total := s.d.Cfg.ChatMessageMaxChars, s.d.Cfg.ChatInputMaxChars
+	sum := 0
+	for i, m := range msgs {
+		n := utf8.RuneCountInString(m.Text)
+		if perMsg > 0 && m.Role == "user" && n > perMsg {
+			where := field
+			if len(msgs) > 1 || field == "messages" {
+				where = field + "[" + strconv.Itoa(i) + "]"
+			}
+			return Invalid("%s: a user message may have at most %d characters (this one has %d)", where, perMsg, n)
+		}
+		sum += n
+	}
+	if total > 0 && sum > total {
+		return Invalid("%s: the messages may have at most %d characters together (these have %d)", field, total, sum)
+	}
+	return nil
+}
+
+// turnPromptChars is the characters a turn sends the model as its prompt
+// (user message, history, instructions), for its budget estimate.
+func turnPromptChars(t *chatTurn) int {
+	n := utf8.RuneCountInString(t.Text) + utf8.RuneCountInString(t.Instructions)
+	for _, m := range t.History {
+		n += utf8.RuneCountInString(m.Content)
+	}
+	return n
+}
+
+// reserveTurnBudget reserves the estimated tokens of a client turn against
+// its site's daily budget (see chatbudget.Reserve); a turn that would take
+// the count past the budget is 429. Messenger turns (Reply set) count
+// against the budget when stored but are not refused, so they reserve
+// nothing; nor does a site without a budget or a cache without counters.
+func (s *Server) reserveTurnBudget(ctx context.Context, t *chatTurn) (chatbudget.Reservation, error) {
+	budget := s.dailyTokenBudget(t.Site)
+	ctr, ok := s.d.Cache.(cache.Counter)
+	if t.Reply != nil || budget <= 0 || !ok {
+		return chatbudget.Reservation{}, nil
+	}
+	est := chatbudget.Estimate(turnPromptChars(t), s.d.Cfg.AgentMaxIterations+1)
+	r, ok, err := chatbudget.Reserve(ctx, ctr, chatbudget.Scope(t.Site.ID, t.Site.TenantID), est, budget, time.Now())
+	if err != nil {
+		return chatbudget.Reservation{}, err
+	}
+	if !ok {
+		return chatbudget.Reservation{}, errTurnOverBudget
+	}
+	return r, nil
+}
+
+// errTurnOverBudget refuses a turn whose reservation does not fit the
+// site's budget; budgetRetryAfter gives it its Retry-After.
+var errTurnOverBudget = Errf(http.StatusTooManyRequests,
+	"this site's chat has used its daily token budget (with the turns in progress); try again after 00:00 UTC")
+
+// budgetRetryAfter sets Retry-After (seconds to 00:00 UTC) when err is the
+// refusal of reserveTurnBudget, and returns err.
+func budgetRetryAfter(c *fiber.Ctx, err error) error {
+	if err == errTurnOverBudget {
+		c.Set(fiber.HeaderRetryAfter, strconv.Itoa(int(chatbudget.UntilReset(time.Now())/time.Second)+1))
+	}
+	return err
+}
+
+// releaseTurnBudget gives a reservation back.
+func (s *Server) releaseTurnBudget(r chatbudget.Reservation) {
+	if r.Tokens() == 0 {
+		return
+	}
+	ctr, ok := s.d.Cache.(cache.Counter)
+	if !ok {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := r.Release(ctx, ctr); err != nil {
+		s.log.Warn("release a chat turn's token reservation", "err", err)
+	}
+}
+
+// releaseAfterRun gives a launched turn's reservation back once its run has
+// ended, which is after the run stored the turn and counted its real usage.
+// A run that outlives the wait (the stream deadline and two minutes) is
+// released then; a process that stops first leaves the reservation counted
+// until the day's count expires.
+func (s *Server) releaseAfterRun(tc client.Client, wfID string, r chatbudget.Reservation) {
+	if r.Tokens() == 0 {
+		return
+	}
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), s.d.Cfg.ChatStreamTimeout()+2*time.Minute)
+		defer cancel()
+		_ = tc.GetWorkflow(ctx, wfID, "").Get(ctx, nil)
+		s.releaseTurnBudget(r)
+	}()
 }

@@ -31,7 +31,7 @@ func FuzzDecoders(f *testing.F) {
 	app.Post("/", func(c *fiber.Ctx) error {
 		var r ResponsesRequest
 		if err := bindJSON(c, &r); err == nil {
-			_, _, perr := parseInput(r.Input)
+			_, _, _, perr := parseInput(r.Input)
 			check(perr)
 		} else {
 			check(err)
