@@ -87,7 +87,7 @@ func (s *Server) chatRateLimit(c *fiber.Ctx, site *models.Site) error {
 		lim attemptLimit
 		key string
 	}{
-		{attemptLimit{name: "chat-ip", max: int64(max(s.d.Cfg.ChatRatePerIP, 1)), window: chatRateWindow}, c.IP() + "|" + site64},
+		{attemptLimit{name: "chat-ip", max: int64(max(s.d.Cfg.ChatRatePerIP, 1)), window: chatRateWindow}, s.clientIP(c) + "|" + site64},
 		{attemptLimit{name: "chat-site", max: int64(max(s.d.Cfg.ChatRatePerSite, 1)), window: chatRateWindow}, site64},
 	} {
 		wait, err := s.reserve(c.UserContext(), l.lim, l.key)

@@ -463,7 +463,7 @@ func (s *Server) getDocumentClient(c *fiber.Ctx) error {
 	}
 	// The view is counted in memory and written by the flusher; readers see
 	// the stored count plus the pending ones.
-	doc.Views += s.views().Record(doc.SiteID, doc.ID, c.IP(), c.Get(fiber.HeaderUserAgent), c.Get(fiber.HeaderReferer))
+	doc.Views += s.views().Record(doc.SiteID, doc.ID, s.clientIP(c), c.Get(fiber.HeaderUserAgent), c.Get(fiber.HeaderReferer))
 	if body.head != nil {
 		return body.write(c, doc.Views)
 	}

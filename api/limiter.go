@@ -21,9 +21,12 @@ type attemptLimit struct {
 	name   string
 	max    int64
 	window time.Duration
+	// lock is how long the first refused attempt locks the key (0: window).
+	lock time.Duration
 	// backoff doubles the lock-out for each lock-out of the key in the last
-	// day, up to maxBackoffShift doublings.
-	backoff bool
+	// day, up to maxShift doublings (0: maxBackoffShift).
+	backoff  bool
+	maxShift int
 }
 
 // maxBackoffShift caps backoff at 8 windows, so that someone who keeps
@@ -66,12 +69,19 @@ func (s *Server) reserve(ctx context.Context, l attemptLimit, k string) (time.Du
 	}
 	if n == l.max+1 {
 		lock := l.window
+		if l.lock > 0 {
+			lock = l.lock
+		}
 		if l.backoff {
 			strikes, _, err := ctr.Incr(ctx, l.key("strikes:"+k), 1, strikeWindow)
 			if err != nil {
 				return 0, err
 			}
-			lock = l.window << min(strikes-1, maxBackoffShift)
+			shift := int64(maxBackoffShift)
+			if l.maxShift > 0 {
+				shift = int64(l.maxShift)
+			}
+			lock <<= min(strikes-1, shift)
 		}
 		if err := ctr.Extend(ctx, l.key(k), lock); err != nil {
 			return 0, err
@@ -96,4 +106,81 @@ func tooManyAttempts(c *fiber.Ctx, wait time.Duration, what string) error {
 	secs := int(wait/time.Second) + 1
 	c.Set(fiber.HeaderRetryAfter, strconv.Itoa(secs))
 	return Errf(http.StatusTooManyRequests, "too many %s; try again in %d minutes", what, (secs+59)/60)
+}
+
+// loginLimit holds the limits of admin logins. An account is locked for
+// one client address after a few failures from it (pair), so failures from
+// one address do not keep the account's owner out elsewhere; failures from
+// every address together lock it for everyone only at a much higher count
+// (account), with a short lock-out that grows with each one that day, so
+// guessing from many addresses stays bounded. ip bounds one address
+// guessing at many accounts.
+type loginLimit struct {
+	ip, pair, account attemptLimit
+}
+
+// accountBackoffShift caps the account-wide lock-out at 64 locks.
+const accountBackoffShift = 6
+
+// loginLimits are the admin login limits; accounts are lower-cased emails.
+func (s *Server) loginLimits() loginLimit {
+	cfg := s.d.Cfg
+	w := cfg.LoginWindow
+	if w <= 0 {
+		w = 15 * time.Minute
+	}
+	lock := cfg.LoginAccountLock
+	if lock <= 0 {
+		lock = time.Minute
+	}
+	return loginLimit{
+		ip:   attemptLimit{name: "login-ip", max: int64(max(cfg.LoginIPMaxFailures, 1)), window: w, backoff: true},
+		pair: attemptLimit{name: "login-account-ip", max: int64(max(cfg.LoginMaxFailures, 1)), window: w, backoff: true},
+		account: attemptLimit{name: "login-account", max: int64(max(cfg.LoginAccountMaxFailures, cfg.LoginMaxFailures, 1)),
+			window: w, lock: lock, backoff: true, maxShift: accountBackoffShift},
+	}
+}
+
+// reserveLogin reserves one login attempt for account from the client
+// address ip before the password is checked (unknown accounts count too,
+// so a 429 says nothing about them). It returns the 429 of the first limit
+// that refuses. Only attempts past the address's own limits count towards
+// the account-wide one, so a single address cannot lock the account for
+// others; an attempt the account-wide limit refuses is not held against
+// the pair.
+func (s *Server) reserveLogin(c *fiber.Ctx, l loginLimit, account, ip string) error {
+	ctx := c.UserContext()
+	pairKey := account + "|" + ip
+	for _, r := range []struct {
+		lim attemptLimit
+		key string
+	}{{l.ip, ip}, {l.pair, pairKey}, {l.account, account}} {
+		wait, err := s.reserve(ctx, r.lim, r.key)
+		if err != nil {
+			return err
+		}
+		if wait > 0 {
+			if r.lim.name == l.account.name {
+				if err := s.forgive(ctx, l.pair, pairKey, false); err != nil {
+					return err
+				}
+			}
+			return tooManyAttempts(c, wait, "failed login attempts")
+		}
+	}
+	return nil
+}
+
+// forgiveLogin undoes the reservation of a login that succeeded. It forgets
+// the earlier failures of the pair too, not those of the address (one known
+// password must not reset the count of guesses at other accounts) nor the
+// account-wide ones (made from elsewhere).
+func (s *Server) forgiveLogin(ctx context.Context, l loginLimit, account, ip string) error {
+	if err := s.forgive(ctx, l.pair, account+"|"+ip, true); err != nil {
+		return err
+	}
+	if err := s.forgive(ctx, l.account, account, false); err != nil {
+		return err
+	}
+	return s.forgive(ctx, l.ip, ip, false)
 }

@@ -10,6 +10,7 @@ import (
 	"io/fs"
 	"log/slog"
 	"net/http"
+	"net/netip"
 	"runtime/debug"
 	"strconv"
 	"sync"
@@ -52,6 +53,8 @@ type Server struct {
 	corsPolicy  *corsPolicy // nil: CORS off (LORE_CORS_ORIGINS empty)
 	// platformID caches the platform tenant's id (see platformTenant).
 	platformID atomic.Int64
+	// proxies are LORE_TRUSTED_PROXIES, whose X-Forwarded-For clientIP reads.
+	proxies []netip.Prefix
 
 	specOnce sync.Once
 	specs    map[Surface][]byte
@@ -82,13 +85,18 @@ func New(d *deps.Deps) *Server {
 		IdleTimeout:                  120 * time.Second,
 	}
 	if len(d.Cfg.TrustedProxies) > 0 {
-		// X-Forwarded-For is believed only from the configured proxies.
-		cfg.ProxyHeader = fiber.HeaderXForwardedFor
+		// X-Forwarded-Proto and -Host are believed only from the configured
+		// proxies. The client IP is clientIP's (no ProxyHeader: c.IP() is
+		// the peer, Fiber's would be the raw header text).
 		cfg.EnableTrustedProxyCheck = true
 		cfg.TrustedProxies = d.Cfg.TrustedProxies
+		s.proxies = trustedProxies(d.Cfg.TrustedProxies, d.Log)
 	}
 	s.app = fiber.New(cfg)
-	s.app.Use(s.cors, s.requestID, s.observe, s.recoverPanic)
+	// Fiber's handler of unreadable requests puts fasthttp's error, which
+	// quotes the request's headers, in the answer.
+	s.app.Server().ErrorHandler = malformedRequest
+	s.app.Use(rejectAmbiguousLength, s.cors, s.requestID, s.observe, s.recoverPanic)
 	s.mount()
 	s.app.Use(func(c *fiber.Ctx) error { return ErrNotFound })
 	return s
