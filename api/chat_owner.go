@@ -33,7 +33,7 @@ import (
 // without the secret. This is what serves the reference client cross-origin,
 // where it sends no cookie and reads no custom header. A weak member id
 // ("alice", "anonymous", short or odd characters) grants nothing: the secret
-// is needed as before.
+// is needed.
 //
 // A browser needs no code for this: the cookie comes with the first answer
 // and goes back on every request to the same origin (the reference's client
@@ -41,7 +41,7 @@ import (
 // attributes: Path=/, HttpOnly, a year's Max-Age, SameSite=Lax; Secure over
 // https; and SameSite=None; Secure when the request came over https from
 // another origin that LORE_CORS_ORIGINS admits with credentials (a client
-// that sends credentials: "include"). See README "Chat privacy".
+// that sends credentials: "include"). See docs/security.md, "Chat privacy".
 
 const (
 	// chatSecretHeader carries the owner secret both ways.

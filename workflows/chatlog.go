@@ -52,9 +52,9 @@ func (r *turnState) serveLog() error {
 	}
 	if err := workflow.SetUpdateHandler(ctx, UpdateWaitEvents, func(uctx workflow.Context, w WaitArgs) (EventsPage, error) {
 		if w.OwnOnly {
-			// Readers that also read the hub (before each reader had one
-			// source) asked for the workflow's own events only; kept for
-			// turns that run while such a reader is deployed.
+			// Readers of an older deployment that also read the hub ask
+			// for the workflow's own events only; kept for turns that run
+			// while such a reader is deployed.
 			_, _ = workflow.AwaitWithTimeout(uctx, time.Second, func() bool { return r.hasOwnAfter(w.From) || r.done })
 		} else {
 			_, _ = workflow.AwaitWithTimeout(uctx, 5*time.Second, func() bool { return len(r.events) > w.From || r.done })

@@ -44,12 +44,11 @@ func rawQuerier(idb bun.IDB) (sqlQuerier, bool) {
 // follows bun's insert: a nil pointer, or a zero value of a field with a SQL
 // default or nullzero, is written as DEFAULT and returned.
 //
-// Why: a document's content and words are tens of KB each; bun escapes them
-// character by character into the statement and PostgreSQL lexes them back
-// out (bench/REPORT.md, "Run: documents inserted with bind parameters": per
-// 256 rows of 30 KB the backend's CPU 250–270 → 240 ms, lore's 99–118 → 79–80
-// ms). Statements through it bypass bun's query hooks (lore registers none);
-// a handle it cannot see through gets bun's insert.
+// Why: a document's content and words are tens of KB each; as literals, bun
+// escapes them character by character into the statement and PostgreSQL
+// lexes them back out, which costs CPU on both sides of every import batch.
+// Statements through it bypass bun's query hooks (lore registers none); a
+// handle it cannot see through gets bun's insert.
 func insertBound[T any](ctx context.Context, idb bun.IDB, rows []*T) error {
 	if len(rows) == 0 {
 		return nil
