@@ -49,6 +49,12 @@ fuzz:
 	go test -run '^$$' -fuzz '^FuzzDecrypt$$' -fuzztime $(FUZZTIME) ./internal/msgr/
 	go test -run '^$$' -fuzz '^FuzzSafeUnmarshal$$' -fuzztime $(FUZZTIME) ./internal/msgr/
 	go test -run '^$$' -fuzz '^FuzzSplit$$' -fuzztime $(FUZZTIME) ./internal/chunk/
+	go test -run '^$$' -fuzz '^FuzzConvertPDF$$' -fuzztime $(FUZZTIME) ./internal/convert/builtin/
+	go test -run '^$$' -fuzz '^FuzzConvertDOCX$$' -fuzztime $(FUZZTIME) ./internal/convert/builtin/
+	go test -run '^$$' -fuzz '^FuzzConvertPPTX$$' -fuzztime $(FUZZTIME) ./internal/convert/builtin/
+	go test -run '^$$' -fuzz '^FuzzConvertXLSX$$' -fuzztime $(FUZZTIME) ./internal/convert/builtin/
+	go test -run '^$$' -fuzz '^FuzzConvertHTML$$' -fuzztime $(FUZZTIME) ./internal/convert/builtin/
+	go test -run '^$$' -fuzz '^FuzzConvertText$$' -fuzztime $(FUZZTIME) ./internal/convert/builtin/
 
 vet:
 	go vet ./...

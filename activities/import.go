@@ -35,6 +35,30 @@ type Import struct {
 	Sources func(ctx context.Context, ds *models.DataSource) (datasource.Source, error)
 	// Processors builds the converter of a configured external processor.
 	Processors func(c processor.Config) (convert.Converter, error)
+	// FileTimeout is the time one file's built-in conversion may take
+	// (0: convert.DefaultLimits.Timeout); past it the file fails alone,
+	// without a retry.
+	FileTimeout time.Duration
+}
+
+// processorTimeout is the conversion budget of a file sent to an external
+// processor: its HTTP client's own limit, and some.
+const processorTimeout = 12 * time.Minute
+
+// fetchSlack is what a file's fetch, image writes and row may take beyond
+// its conversion before its activity counts it as stuck.
+const fetchSlack = 10 * time.Minute
+
+// fileTimeout is the conversion budget of one file converted by conv.
+func (a *Import) fileTimeout(conv convert.Converter) time.Duration {
+	t := a.FileTimeout
+	if t <= 0 {
+		t = convert.DefaultLimits.Timeout
+	}
+	if _, ok := conv.(registryConverter); !ok {
+		t = max(t, processorTimeout)
+	}
+	return t
 }
 
 // builtinConverters is built once; the registry is read-only.
@@ -116,13 +140,16 @@ func (a *Import) ImportFile(ctx context.Context, in ImportFileInput) (ImportFile
 	} else if ok {
 		return ImportFileResult{DocumentID: id}, nil
 	}
-	stop := heartbeatEvery(ctx, 5*time.Second)
-	defer stop()
 	conv, err := a.converter(ctx, in.Spec)
 	if err != nil {
 		return ImportFileResult{}, err
 	}
+	live := newLiveness(a.fileTimeout(conv) + fetchSlack)
+	stop := heartbeatEvery(ctx, 5*time.Second, live.stuck)
+	defer stop()
+	done := live.begin()
 	doc, images, err := a.prepare(ctx, conv, in)
+	done()
 	if err != nil {
 		return ImportFileResult{}, err
 	}
@@ -143,18 +170,9 @@ func (a *Import) prepare(ctx context.Context, conv convert.Converter, in ImportF
 	if err != nil {
 		return nil, 0, err
 	}
-	input := convert.Input{Name: in.File.Name, Data: data, Options: in.Spec.Options, Limits: convert.Limits{MaxBytes: in.Spec.MaxBytes}}
-	var res *convert.Result
-	if r, ok := conv.(registryConverter); ok {
-		res, err = r.r.Convert(ctx, input) // the registry runs convert.Run with the file's own converter: once, not twice
-	} else {
-		res, err = convert.Run(ctx, conv, input)
-	}
+	res, err := a.convertFile(ctx, conv, in, data)
 	if err != nil {
-		if convert.Permanent(err) {
-			return nil, 0, fileFailure("%s: %v", in.File.Name, err)
-		}
-		return nil, 0, fmt.Errorf("%s: %w", in.File.Name, err)
+		return nil, 0, err
 	}
 	md, err := a.storeImages(ctx, in, res)
 	if err != nil {
@@ -174,9 +192,35 @@ func (a *Import) prepare(ctx context.Context, conv convert.Converter, in ImportF
 	return doc, len(res.Images), nil
 }
 
+// convertFile converts one fetched file within its budget: a file that
+// cannot be converted, or takes longer than its budget, fails alone and is
+// not retried; a cancelled activity returns its context's error.
+func (a *Import) convertFile(ctx context.Context, conv convert.Converter, in ImportFileInput, data []byte) (*convert.Result, error) {
+	input := convert.Input{Name: in.File.Name, Data: data, Options: in.Spec.Options,
+		Limits: convert.Limits{MaxBytes: in.Spec.MaxBytes, Timeout: a.fileTimeout(conv)}}
+	var res *convert.Result
+	var err error
+	if r, ok := conv.(registryConverter); ok {
+		res, err = r.r.Convert(ctx, input) // the registry runs convert.Run with the file's own converter: once, not twice
+	} else {
+		res, err = convert.Run(ctx, conv, input)
+	}
+	if err != nil {
+		if convert.Permanent(err) {
+			return nil, fileFailure("%s: %v", in.File.Name, err)
+		}
+		return nil, fmt.Errorf("%s: %w", in.File.Name, err)
+	}
+	return res, nil
+}
+
 // heartbeatEvery heartbeats until stopped, so a worker that dies is noticed
-// within the heartbeat timeout while a long conversion keeps its attempt.
-func heartbeatEvery(ctx context.Context, d time.Duration) func() {
+// within the heartbeat timeout while a long conversion keeps its attempt,
+// and so a cancellation reaches ctx (Temporal delivers it with a
+// heartbeat's answer). It skips the beats while stuck() says some file has
+// run past its budget: the attempt then times out instead of being kept
+// alive by work that no longer progresses.
+func heartbeatEvery(ctx context.Context, d time.Duration, stuck func() bool) func() {
 	if !activity.IsActivity(ctx) {
 		return func() {}
 	}
@@ -191,11 +235,52 @@ func heartbeatEvery(ctx context.Context, d time.Duration) func() {
 			case <-ctx.Done():
 				return
 			case <-t.C:
-				activity.RecordHeartbeat(ctx)
+				if stuck == nil || !stuck() {
+					activity.RecordHeartbeat(ctx)
+				}
 			}
 		}
 	}()
 	return func() { close(done) }
+}
+
+// liveness tracks the files an activity is working on, to tell a slow
+// batch from a stuck one.
+type liveness struct {
+	limit time.Duration
+	mu    sync.Mutex
+	next  int
+	since map[int]time.Time // file in flight → when it started
+}
+
+func newLiveness(limit time.Duration) *liveness {
+	return &liveness{limit: limit, since: map[int]time.Time{}}
+}
+
+// begin records a file in flight; the returned func ends it.
+func (l *liveness) begin() func() {
+	l.mu.Lock()
+	id := l.next
+	l.next++
+	l.since[id] = time.Now()
+	l.mu.Unlock()
+	return func() {
+		l.mu.Lock()
+		delete(l.since, id)
+		l.mu.Unlock()
+	}
+}
+
+// stuck reports whether a file has been in flight longer than the limit.
+func (l *liveness) stuck() bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, t := range l.since {
+		if time.Since(t) > l.limit {
+			return true
+		}
+	}
+	return false
 }
 
 // fetch reads the file (at most MaxBytes, or it fails as too large).

@@ -64,10 +64,14 @@ func (a *Import) ImportBatch(ctx context.Context, in ImportBatchInput) (ImportBa
 	if err != nil {
 		return ImportBatchResult{}, err
 	}
-	stop := heartbeatEvery(ctx, 5*time.Second)
-	defer stop()
 	last := in.MaxAttempts > 0 && activity.IsActivity(ctx) && activity.GetInfo(ctx).Attempt >= in.MaxAttempts
 	conv, err := a.converter(ctx, in.Spec)
+	var live *liveness
+	if err == nil {
+		live = newLiveness(a.fileTimeout(conv) + fetchSlack)
+	}
+	stop := heartbeatEvery(ctx, 5*time.Second, func() bool { return live != nil && live.stuck() })
+	defer stop()
 	if err != nil {
 		if !isFileFailure(err) && !last {
 			return ImportBatchResult{}, err
@@ -92,7 +96,9 @@ func (a *Import) ImportBatch(ctx context.Context, in ImportBatchInput) (ImportBa
 			continue
 		}
 		g.Go(func() error {
+			done := live.begin()
 			doc, images, err := a.prepare(ctx, conv, ImportFileInput{Spec: in.Spec, Index: f.Index, File: f.File})
+			done()
 			switch {
 			case err == nil:
 				docs[i], items[i].Images = doc, images

@@ -15,6 +15,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"time"
 	"unicode/utf8"
 )
 
@@ -30,13 +31,15 @@ var (
 	// ErrTooLarge: the file, or what it unpacks to, is over the limit (this
 	// includes zip bombs).
 	ErrTooLarge = errors.New("the file is over the size limit")
+	// ErrTooSlow: the conversion ran past its time budget (Limits.Timeout).
+	ErrTooSlow = errors.New("the file took too long to convert")
 )
 
 // Permanent reports whether err is one of the named failures above, which a
 // retry cannot fix.
 func Permanent(err error) bool {
 	return errors.Is(err, ErrUnsupported) || errors.Is(err, ErrEncrypted) ||
-		errors.Is(err, ErrCorrupt) || errors.Is(err, ErrTooLarge)
+		errors.Is(err, ErrCorrupt) || errors.Is(err, ErrTooLarge) || errors.Is(err, ErrTooSlow)
 }
 
 // Limits bound what one conversion may read and unpack, so a hostile file
@@ -52,10 +55,16 @@ type Limits struct {
 	MaxRatio int64
 	// MaxEntries is the most entries a container may have.
 	MaxEntries int
+	// Timeout is the time one conversion may take: past it the converter's
+	// context is done and Run fails the file with ErrTooSlow.
+	Timeout time.Duration
 }
 
-// DefaultLimits are used when a converter is given zero limits.
-var DefaultLimits = Limits{MaxBytes: 100 << 20, MaxUnpacked: 512 << 20, MaxRatio: 200, MaxEntries: 20000}
+// DefaultLimits are used when a converter is given zero limits. Three
+// minutes is many times what the largest accepted file of any built-in
+// format takes on a loaded worker.
+var DefaultLimits = Limits{MaxBytes: 100 << 20, MaxUnpacked: 512 << 20, MaxRatio: 200, MaxEntries: 20000,
+	Timeout: 3 * time.Minute}
 
 // Or fills zero fields from DefaultLimits.
 func (l Limits) Or() Limits {
@@ -70,6 +79,9 @@ func (l Limits) Or() Limits {
 	}
 	if l.MaxEntries <= 0 {
 		l.MaxEntries = DefaultLimits.MaxEntries
+	}
+	if l.Timeout <= 0 {
+		l.Timeout = DefaultLimits.Timeout
 	}
 	return l
 }
@@ -195,8 +207,15 @@ func (r *Registry) Convert(ctx context.Context, in Input) (*Result, error) {
 	return Run(ctx, c, in)
 }
 
-// Run converts in with c under the same guarantees as Registry.Convert.
-func Run(ctx context.Context, c Converter, in Input) (res *Result, err error) {
+// errBudget is the cause of a conversion's context past Limits.Timeout.
+var errBudget = errors.New("conversion time budget spent")
+
+// Run converts in with c under the same guarantees as Registry.Convert,
+// within in.Limits.Timeout: the converter's context ends then (or when ctx
+// does), and Run returns at once even if the converter has not noticed yet,
+// so a stuck conversion never holds its caller. The Markdown is sanitized
+// (Sanitize) whatever the converter.
+func Run(ctx context.Context, c Converter, in Input) (*Result, error) {
 	in.Limits = in.Limits.Or()
 	if int64(len(in.Data)) > in.Limits.MaxBytes {
 		return nil, fmt.Errorf("%w: %d bytes, the limit is %d", ErrTooLarge, len(in.Data), in.Limits.MaxBytes)
@@ -204,16 +223,45 @@ func Run(ctx context.Context, c Converter, in Input) (res *Result, err error) {
 	if len(in.Data) == 0 {
 		return nil, fmt.Errorf("%w: the file is empty", ErrCorrupt)
 	}
-	defer func() {
-		if p := recover(); p != nil {
-			res, err = nil, fmt.Errorf("%w: %s could not read it (%v)", ErrCorrupt, c.Name(), p)
-		}
-	}()
-	res, err = c.Convert(ctx, in)
-	if err != nil {
+	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	res.Markdown = Clean(res.Markdown)
+	cctx, cancel := context.WithTimeoutCause(ctx, in.Limits.Timeout, errBudget)
+	defer cancel()
+	type outcome struct {
+		res *Result
+		err error
+	}
+	done := make(chan outcome, 1) // buffered: an abandoned conversion does not block
+	go func() {
+		var o outcome
+		defer func() {
+			if p := recover(); p != nil {
+				o = outcome{nil, fmt.Errorf("%w: %s could not read it (%v)", ErrCorrupt, c.Name(), p)}
+			}
+			done <- o
+		}()
+		o.res, o.err = c.Convert(cctx, in)
+		if o.err == nil && o.res == nil {
+			o.err = fmt.Errorf("%w: %s returned nothing", ErrCorrupt, c.Name())
+		}
+		if o.err == nil {
+			o.res.Markdown = Clean(Sanitize(o.res.Markdown))
+		}
+	}()
+	var o outcome
+	select {
+	case o = <-done:
+	case <-cctx.Done():
+		o.err = cctx.Err()
+	}
+	if o.err != nil {
+		if cctx.Err() != nil && errors.Is(context.Cause(cctx), errBudget) {
+			return nil, fmt.Errorf("%w: %s took more than %v", ErrTooSlow, c.Name(), in.Limits.Timeout)
+		}
+		return nil, o.err
+	}
+	res := o.res
 	if res.Title == "" {
 		res.Title = FirstHeading(res.Markdown)
 	}

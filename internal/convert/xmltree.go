@@ -2,6 +2,7 @@ package convert
 
 import (
 	"bytes"
+	"context"
 	"encoding/xml"
 	"fmt"
 	"io"
@@ -20,13 +21,30 @@ type Node struct {
 // maxDepth bounds element nesting, so a hostile part cannot exhaust the stack.
 const maxDepth = 256
 
-// ParseXML parses an XML part into a tree of Nodes.
-func ParseXML(data []byte) (*Node, error) {
+// ParseXML parses an XML part into a tree of Nodes. An element's text is
+// gathered in a buffer of its own and set when the element ends, so text
+// split into many pieces (whitespace between thousands of runs) costs its
+// length, not its length squared.
+func ParseXML(data []byte) (*Node, error) { return ParseXMLContext(context.Background(), data) }
+
+// ParseXMLContext is ParseXML stopping when ctx is done.
+func ParseXMLContext(ctx context.Context, data []byte) (*Node, error) {
 	d := xml.NewDecoder(bytes.NewReader(data))
 	d.Strict = false
 	root := &Node{Name: "#root"}
 	stack := []*Node{root}
-	for {
+	texts := [][]byte{nil} // the text so far of each element on the stack
+	setText := func(i int) {
+		if len(texts[i]) > 0 {
+			stack[i].Text = string(texts[i])
+		}
+	}
+	for n := 0; ; n++ {
+		if n&4095 == 4095 {
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+		}
 		tok, err := d.Token()
 		if err == io.EOF {
 			break
@@ -49,13 +67,19 @@ func ParseXML(data []byte) (*Node, error) {
 			}
 			top.Children = append(top.Children, n)
 			stack = append(stack, n)
+			texts = append(texts, nil)
 		case xml.EndElement:
 			if len(stack) > 1 {
+				setText(len(stack) - 1)
 				stack = stack[:len(stack)-1]
+				texts = texts[:len(texts)-1]
 			}
 		case xml.CharData:
-			top.Text += string(t)
+			texts[len(texts)-1] = append(texts[len(texts)-1], t...)
 		}
+	}
+	for i := range stack {
+		setText(i) // elements left open at the end
 	}
 	return root, nil
 }

@@ -35,7 +35,7 @@ func (Converter) Convert(ctx context.Context, in convert.Input) (*convert.Result
 	if err != nil {
 		return nil, err
 	}
-	root, err := convert.ParseXML(data)
+	root, err := convert.ParseXMLContext(ctx, data)
 	if err != nil {
 		return nil, err
 	}
@@ -43,7 +43,7 @@ func (Converter) Convert(ctx context.Context, in convert.Input) (*convert.Result
 	if body == nil {
 		return nil, fmt.Errorf("%w: the document has no body", convert.ErrCorrupt)
 	}
-	w := &writer{rels: z.Rels("word/_rels/document.xml.rels"), images: convert.NewImageCollector(z)}
+	w := &writer{ctx: ctx, rels: z.Rels("word/_rels/document.xml.rels"), images: convert.NewImageCollector(z)}
 	w.headingStyles = headingStyles(z)
 	var b strings.Builder
 	for _, blk := range blocks(body) {
@@ -53,6 +53,9 @@ func (Converter) Convert(ctx context.Context, in convert.Input) (*convert.Result
 		if s := w.block(blk); s != "" {
 			b.WriteString(s)
 			b.WriteString("\n\n")
+		}
+		if w.err != nil {
+			return nil, w.err
 		}
 	}
 	res := &convert.Result{Markdown: b.String(), Title: z.CoreTitle(), Images: w.images.Images,
@@ -117,6 +120,9 @@ func levelOfName(name string) int {
 }
 
 type writer struct {
+	ctx           context.Context
+	err           error // the context's error, once noticed
+	runs          int
 	rels          map[string]string
 	images        *convert.ImageCollector
 	headingStyles map[string]int
@@ -158,12 +164,38 @@ func (w *writer) paragraph(p *convert.Node) string {
 	return text
 }
 
-func stripEmphasis(s string) string { return strings.NewReplacer("**", "", "*", "").Replace(s) }
+// stripEmphasis drops the run emphasis of a heading's text (escaped
+// asterisks, text of the document, stay).
+func stripEmphasis(s string) string {
+	if !strings.Contains(s, "*") {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		switch {
+		case s[i] == '\\' && i+1 < len(s):
+			b.WriteByte(s[i])
+			b.WriteByte(s[i+1])
+			i++
+		case s[i] != '*':
+			b.WriteByte(s[i])
+		}
+	}
+	return b.String()
+}
 
 // inline renders the runs of a paragraph (or a hyperlink inside one).
 func (w *writer) inline(n *convert.Node) string {
 	var b strings.Builder
 	for _, c := range n.Children {
+		// A paragraph may hold hundreds of thousands of runs: look at the
+		// context every few thousand.
+		if w.runs++; w.runs&4095 == 0 && w.err == nil {
+			w.err = w.ctx.Err()
+		}
+		if w.err != nil {
+			return ""
+		}
 		switch c.Name {
 		case "r":
 			b.WriteString(w.run(c))
@@ -173,8 +205,8 @@ func (w *writer) inline(n *convert.Node) string {
 			if a := c.Get("anchor"); target == "" && a != "" {
 				target = "#" + a
 			}
-			if target != "" && label != "" {
-				b.WriteString("[" + label + "](" + target + ")")
+			if dest := convert.LinkTarget(target); dest != "" && label != "" {
+				b.WriteString("[" + label + "](" + dest + ")")
 			} else {
 				b.WriteString(label)
 			}
@@ -190,7 +222,7 @@ func (w *writer) run(r *convert.Node) string {
 	for _, c := range r.Children {
 		switch c.Name {
 		case "t":
-			b.WriteString(c.Text)
+			b.WriteString(convert.EscapeText(c.Text))
 		case "tab":
 			b.WriteString(" ")
 		case "br", "cr":

@@ -1,5 +1,6 @@
 // Package pdf converts the text layer of PDF files to Markdown (through
-// github.com/ledongthuc/pdf): glyphs are gathered into lines top to bottom
+// internal/pdfread, a hardened copy of github.com/ledongthuc/pdf that
+// reads under a context and bounds loops, nesting and unpacking): glyphs are gathered into lines top to bottom
 // and left to right, lines into paragraphs, and lines set in a larger font
 // than the body text become headings, the largest size first. A PDF without
 // a text layer (a scan) is refused with a reason that points to an OCR
@@ -14,9 +15,10 @@ import (
 	"math"
 	"sort"
 	"strings"
+	"unicode/utf8"
 
-	"github.com/ledongthuc/pdf"
 	"github.com/lorekb/lore/internal/convert"
+	"github.com/lorekb/lore/internal/convert/pdf/internal/pdfread"
 )
 
 // MaxPages bounds the pages read from one file.
@@ -43,43 +45,52 @@ func (Converter) Convert(ctx context.Context, in convert.Input) (*convert.Result
 	if !bytes.HasPrefix(bytes.TrimLeft(in.Data[:min(len(in.Data), 1024)], "\x00\t\r\n "), []byte("%PDF-")) {
 		return nil, fmt.Errorf("%w: no %%PDF- header: not a PDF file", convert.ErrCorrupt)
 	}
-	r, err := pdf.NewReader(bytes.NewReader(in.Data), int64(len(in.Data)))
-	if errors.Is(err, pdf.ErrInvalidPassword) {
-		return nil, convert.ErrEncrypted
-	}
+	lim := in.Limits.Or()
+	r, err := pdfread.NewReaderContext(ctx, bytes.NewReader(in.Data), int64(len(in.Data)), lim.MaxUnpacked)
 	if err != nil {
-		if strings.Contains(strings.ToLower(err.Error()), "encrypt") {
-			return nil, fmt.Errorf("%w: %v", convert.ErrEncrypted, err)
-		}
-		return nil, fmt.Errorf("%w: %v", convert.ErrCorrupt, err)
+		return nil, failure(err)
 	}
-	pages := r.NumPage()
-	if pages > MaxPages {
-		return nil, fmt.Errorf("%w: %d pages, the limit is %d", convert.ErrTooLarge, pages, MaxPages)
+	pages, err := r.Pages(MaxPages)
+	if err != nil {
+		return nil, failure(err)
 	}
 	var lines []line
-	for i := 1; i <= pages; i++ {
+	for i, p := range pages {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		p := r.Page(i)
-		if p.V.IsNull() {
-			continue
+		glyphs, err := p.Texts()
+		if err != nil {
+			return nil, failure(err)
 		}
-		lines = append(lines, pageLines(p.Content().Text, i)...)
+		lines = append(lines, pageLines(glyphs, i+1)...)
 	}
 	if len(lines) == 0 {
 		return nil, fmt.Errorf("%w: the PDF has no text layer (a scanned document?): import it with an OCR document processor", convert.ErrUnsupported)
 	}
 	md := render(lines)
-	return &convert.Result{Markdown: md, Meta: map[string]any{"format": "pdf", "pages": pages}}, nil
+	return &convert.Result{Markdown: md, Meta: map[string]any{"format": "pdf", "pages": len(pages)}}, nil
+}
+
+// failure names a reader error: the context's own error as it is, else
+// encrypted, too large or corrupt.
+func failure(err error) error {
+	switch {
+	case errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded):
+		return err
+	case errors.Is(err, pdfread.ErrInvalidPassword) || strings.Contains(strings.ToLower(err.Error()), "encrypt"):
+		return fmt.Errorf("%w: %v", convert.ErrEncrypted, err)
+	case errors.Is(err, pdfread.ErrTooLarge):
+		return fmt.Errorf("%w: %v", convert.ErrTooLarge, err)
+	}
+	return fmt.Errorf("%w: %v", convert.ErrCorrupt, err)
 }
 
 // pageLines groups a page's glyphs into lines: glyphs whose baselines are
 // within a third of the font size share a line; a gap wider than a quarter
 // of the font size is a space.
-func pageLines(glyphs []pdf.Text, page int) []line {
-	gs := make([]pdf.Text, 0, len(glyphs))
+func pageLines(glyphs []pdfread.Text, page int) []line {
+	gs := make([]pdfread.Text, 0, len(glyphs))
 	for _, g := range glyphs {
 		if g.S != "" && g.FontSize > 0 {
 			gs = append(gs, g)
@@ -139,35 +150,41 @@ func render(lines []line) string {
 		}
 	}
 	sort.Sort(sort.Reverse(sort.Float64Slice(big)))
-	level := func(s float64) int {
-		for i, b := range big {
-			if s == b {
-				return min(i+1, 3)
-			}
-		}
-		return 0
+	levels := make(map[float64]int, len(big))
+	for i, s := range big {
+		levels[s] = min(i+1, 3)
 	}
 	var b strings.Builder
 	var para []string
 	endPara := func() {
 		if len(para) > 0 {
-			b.WriteString(joinLines(para) + "\n\n")
+			b.WriteString(convert.EscapeText(joinLines(para)) + "\n\n")
 			para = nil
 		}
 	}
+	// A heading set on several lines of the same size is one heading: its
+	// lines gather here until another line comes.
+	var heading strings.Builder
+	headingLevel := 0
+	endHeading := func() {
+		if heading.Len() > 0 {
+			b.WriteString(strings.Repeat("#", headingLevel) + " " + convert.EscapeText(heading.String()) + "\n\n")
+			heading.Reset()
+		}
+	}
 	for i, l := range lines {
-		if lv := level(l.size); lv > 0 && len([]rune(l.text)) <= 200 {
+		if lv := levels[l.size]; lv > 0 && utf8.RuneCountInString(l.text) <= 200 {
 			endPara()
-			// A heading set on two lines of the same size is one heading.
-			if i > 0 && lines[i-1].size == l.size && lines[i-1].page == l.page && level(lines[i-1].size) > 0 {
-				s := strings.TrimRight(b.String(), "\n")
-				b.Reset()
-				b.WriteString(s + " " + l.text + "\n\n")
+			if heading.Len() > 0 && lines[i-1].size == l.size && lines[i-1].page == l.page {
+				heading.WriteString(" " + l.text)
 				continue
 			}
-			b.WriteString(strings.Repeat("#", lv) + " " + l.text + "\n\n")
+			endHeading()
+			heading.WriteString(l.text)
+			headingLevel = lv
 			continue
 		}
+		endHeading()
 		if i > 0 && len(para) > 0 {
 			prev := lines[i-1]
 			if prev.page != l.page || prev.y-l.y > 1.8*math.Max(l.size, prev.size) || prev.size != l.size {
@@ -177,6 +194,7 @@ func render(lines []line) string {
 		para = append(para, l.text)
 	}
 	endPara()
+	endHeading()
 	return b.String()
 }
 
@@ -184,17 +202,15 @@ func render(lines []line) string {
 func joinLines(ls []string) string {
 	var b strings.Builder
 	for i, l := range ls {
-		if i > 0 {
-			prev := ls[i-1]
-			if strings.HasSuffix(prev, "-") && len(prev) > 1 {
-				s := strings.TrimSuffix(b.String(), "-")
-				b.Reset()
-				b.WriteString(s)
-			} else {
-				b.WriteString(" ")
-			}
+		if i > 0 && !hyphenated(ls[i-1]) {
+			b.WriteString(" ")
+		}
+		if i < len(ls)-1 && hyphenated(l) {
+			l = l[:len(l)-1]
 		}
 		b.WriteString(l)
 	}
 	return b.String()
 }
+
+func hyphenated(l string) bool { return len(l) > 1 && strings.HasSuffix(l, "-") }

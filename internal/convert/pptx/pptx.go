@@ -48,7 +48,7 @@ func (Converter) Convert(ctx context.Context, in convert.Input) (*convert.Result
 		if err != nil {
 			return nil, err
 		}
-		root, err := convert.ParseXML(data)
+		root, err := convert.ParseXMLContext(ctx, data)
 		if err != nil {
 			return nil, err
 		}
@@ -85,8 +85,10 @@ func slideOrder(z *convert.Zip) ([]string, error) {
 	}
 	rels := z.Rels("ppt/_rels/presentation.xml.rels")
 	var out []string
+	seen := map[string]bool{} // a deck lists each slide once: a repeat would be converted again and again
 	for _, id := range root.All("sldId") {
-		if t := rels[id.Get("id")]; t != "" && z.Has(t) {
+		if t := rels[id.Get("id")]; t != "" && z.Has(t) && !seen[t] {
+			seen[t] = true
 			out = append(out, t)
 		}
 	}
@@ -186,7 +188,7 @@ func paragraphs(body *convert.Node) []para {
 		for _, r := range p.Children {
 			switch r.Name {
 			case "r", "fld":
-				b.WriteString(r.Child("t").Text)
+				b.WriteString(convert.EscapeText(r.Child("t").Text))
 			case "br":
 				b.WriteString(" ")
 			}

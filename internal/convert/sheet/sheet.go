@@ -37,7 +37,7 @@ func (Converter) Formats() []string { return []string{"xlsx", "csv"} }
 // Convert implements convert.Converter.
 func (Converter) Convert(ctx context.Context, in convert.Input) (*convert.Result, error) {
 	if in.Ext() == "csv" {
-		return convertCSV(in)
+		return convertCSV(ctx, in)
 	}
 	z, err := convert.OpenZip(in.Data, in.Limits) // encrypted, non-zip and bomb checks
 	if err != nil {
@@ -59,14 +59,17 @@ func (Converter) Convert(ctx context.Context, in convert.Input) (*convert.Result
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		rows, cut, err := readSheet(f, name)
+		rows, cut, err := readSheet(ctx, f, name)
 		if err != nil {
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
 			return nil, fmt.Errorf("%w: sheet %s: %v", convert.ErrCorrupt, name, err)
 		}
 		if len(rows) == 0 {
 			continue
 		}
-		b.WriteString("## " + name + "\n\n" + convert.Table(rows) + "\n")
+		b.WriteString("## " + convert.EscapeText(name) + "\n\n" + convert.Table(escape(rows)) + "\n")
 		if cut {
 			fmt.Fprintf(&b, "*(only the first %d rows and %d columns are shown)*\n\n", MaxRows, MaxCols)
 		}
@@ -79,8 +82,18 @@ func (Converter) Convert(ctx context.Context, in convert.Input) (*convert.Result
 	return &convert.Result{Markdown: b.String(), Title: t, Meta: map[string]any{"format": "xlsx", "sheets": len(sheets)}}, nil
 }
 
+// escape makes cell values literal Markdown text.
+func escape(rows [][]string) [][]string {
+	for _, r := range rows {
+		for i, c := range r {
+			r[i] = convert.EscapeText(c)
+		}
+	}
+	return rows
+}
+
 // readSheet streams a sheet's rows, trimming empty trailing rows and columns.
-func readSheet(f *excelize.File, name string) ([][]string, bool, error) {
+func readSheet(ctx context.Context, f *excelize.File, name string) ([][]string, bool, error) {
 	it, err := f.Rows(name)
 	if err != nil {
 		return nil, false, err
@@ -89,6 +102,9 @@ func readSheet(f *excelize.File, name string) ([][]string, bool, error) {
 	var rows [][]string
 	cut := false
 	for it.Next() {
+		if err := ctx.Err(); err != nil {
+			return nil, false, err
+		}
 		if len(rows) >= MaxRows {
 			cut = true
 			break
@@ -136,7 +152,7 @@ func empty(r []string) bool {
 	return true
 }
 
-func convertCSV(in convert.Input) (*convert.Result, error) {
+func convertCSV(ctx context.Context, in convert.Input) (*convert.Result, error) {
 	data := bytes.TrimPrefix(in.Data, []byte("\ufeff"))
 	if bytes.IndexByte(data, 0) >= 0 || !utf8.Valid(data) {
 		return nil, fmt.Errorf("%w: %s is not UTF-8 text", convert.ErrCorrupt, in.Name)
@@ -151,7 +167,12 @@ func convertCSV(in convert.Input) (*convert.Result, error) {
 	}
 	var rows [][]string
 	cut := false
-	for {
+	for n := 0; ; n++ {
+		if n&1023 == 1023 {
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+		}
 		rec, err := r.Read()
 		if errors.Is(err, io.EOF) {
 			break
@@ -168,7 +189,7 @@ func convertCSV(in convert.Input) (*convert.Result, error) {
 		}
 		rows = append(rows, rec)
 	}
-	md := convert.Table(trim(rows))
+	md := convert.Table(escape(trim(rows)))
 	if cut {
 		md += fmt.Sprintf("\n*(only the first %d rows and %d columns are shown)*\n", MaxRows, MaxCols)
 	}

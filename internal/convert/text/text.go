@@ -1,6 +1,7 @@
 // Package text converts Markdown and plain-text files: Markdown passes
-// through (its front-matter title is kept as the title), plain text becomes
-// paragraphs.
+// through (its front-matter title is kept as the title; convert.Run
+// sanitizes it like every converter's output), plain text becomes
+// paragraphs of escaped text.
 package text
 
 import (
@@ -39,7 +40,7 @@ func (Converter) Convert(_ context.Context, in convert.Input) (*convert.Result, 
 	s = strings.ReplaceAll(s, "\r\n", "\n")
 	res := &convert.Result{Meta: map[string]any{}}
 	if in.Ext() == "txt" {
-		res.Markdown = s
+		res.Markdown = convert.EscapeText(s) // plain text: nothing in it is markup
 		return res, nil
 	}
 	if m := frontMatterRe.FindStringSubmatch(s); m != nil {
