@@ -14,6 +14,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/lorekb/lore/bench/internal/corpus"
 	"github.com/lorekb/lore/bench/internal/env"
 )
 
@@ -74,6 +75,67 @@ func englishCorpus(ctx context.Context, dir string) ([]file, string, error) {
 	}
 	if len(files) == 0 {
 		return nil, "", fmt.Errorf("no api/*.md.gz in %s", version)
+	}
+	return files, version, nil
+}
+
+// sqliteSkip are the pages of sqlite3-doc's top directory that are not
+// loaded: generated indexes and cross-references (lists of links), the
+// release history and news, the machine-extracted requirements list (every
+// other page's sentences again) and the C API reference as one 0.5 MB page
+// (its per-function pages under c3ref/ are not loaded either).
+var sqliteSkip = map[string]bool{
+	"requirements.html": true, "capi3ref.html": true, "changes.html": true, "chronology.html": true,
+	"news.html": true, "oldnews.html": true, "keyword_index.html": true, "sitemap.html": true,
+	"doclist.html": true, "docs.html": true, "doc_backlink_crossref.html": true,
+	"doc_keyword_crossref.html": true, "doc_pagelink_crossref.html": true, "doc_target_crossref.html": true,
+}
+
+var (
+	reRefresh  = regexp.MustCompile(`(?i)<meta[^>]+http-equiv=["']?refresh`)
+	reModified = regexp.MustCompile(`(?m)^This page last modified on .*$`)
+)
+
+// sqliteCorpus is sqlite3-doc's documentation: every HTML page of its top
+// directory (usr/share/doc/sqlite3/*.html, in name order) but those of
+// sqliteSkip, redirects, pages with under 200 characters of text and
+// byte-for-byte copies of an earlier page (fileformat2.html), each converted
+// to Markdown (corpus.HTMLToMarkdown) without its "last modified" footer.
+func sqliteCorpus(ctx context.Context, dir string) ([]file, string, error) {
+	root, version, err := fetchDeb(ctx, dir, "sqlite3-doc")
+	if err != nil {
+		return nil, "", err
+	}
+	paths, _ := filepath.Glob(filepath.Join(root, "usr/share/doc/sqlite3/*.html"))
+	sort.Strings(paths)
+	var files []file
+	seen := map[string]bool{}
+	for _, p := range paths {
+		base := filepath.Base(p)
+		raw, err := os.ReadFile(p)
+		if err != nil {
+			return nil, "", err
+		}
+		page := strings.ToValidUTF8(string(raw), "\uFFFD")
+		if sqliteSkip[base] || seen[page] || reRefresh.MatchString(page) {
+			continue
+		}
+		seen[page] = true
+		title, md := corpus.HTMLToMarkdown(page)
+		md = strings.TrimSpace(reModified.ReplaceAllString(md, ""))
+		if title == "No Title" { // mingw.html
+			title, md = "", strings.TrimSpace(strings.TrimPrefix(md, "# No Title"))
+		}
+		if title == "" {
+			title = anyHeading(md, strings.TrimSuffix(base, ".html"))
+		}
+		if len(md)-len(title) < 200 {
+			continue
+		}
+		files = append(files, file{rel: base, title: title, text: md})
+	}
+	if len(files) == 0 {
+		return nil, "", fmt.Errorf("no HTML pages in %s", version)
 	}
 	return files, version, nil
 }
@@ -171,6 +233,16 @@ func gunzip(p string) (string, error) {
 	}
 	b, err := io.ReadAll(zr)
 	return strings.ToValidUTF8(string(b), "\uFFFD"), err
+}
+
+// anyHeading is the text of the first heading of any level, else rel.
+func anyHeading(text, rel string) string {
+	for _, l := range strings.Split(text, "\n") {
+		if t := strings.TrimSpace(strings.TrimLeft(l, "#")); strings.HasPrefix(l, "#") && t != "" {
+			return t
+		}
+	}
+	return rel
 }
 
 func firstHeading(text, rel string) string {

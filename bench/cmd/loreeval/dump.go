@@ -19,6 +19,7 @@ import (
 // loreeval -dump writes one per line, for calibrating the responder offline
 // (the extractive package's thresholds) without reloading the corpora.
 type dumpRecord struct {
+	Set      string         `json:"set"`
 	Lang     string         `json:"lang"`
 	Question string         `json:"question"`
 	File     string         `json:"file"` // relevant file; empty for an off-topic question
@@ -57,11 +58,11 @@ func newDumper(path string) (*dumper, error) {
 
 // record fetches the tool result of the answer's search and writes it with
 // the question.
-func (d *dumper) record(ctx context.Context, api *client, s *corpusSite, q question, r chatReply) error {
+func (d *dumper) record(ctx context.Context, api *client, s *corpusSite, set evalSet, q question, r chatReply) error {
 	if d == nil {
 		return nil
 	}
-	rec := dumpRecord{Lang: s.lang, Question: q.q, File: q.file, Answer: r.text, Files: map[int]string{}}
+	rec := dumpRecord{Set: set.name, Lang: s.def.lang, Question: q.q, File: q.file, Answer: r.text, Files: map[int]string{}}
 	if r.threadID != "" && r.toolCall != "" {
 		var tr struct {
 			Content string `json:"content"`
@@ -101,17 +102,21 @@ func replay(path string) error {
 		return err
 	}
 	figs := map[string]*answerFigures{}
-	var langs []string
+	var names []string
 	for _, line := range strings.Split(strings.TrimSpace(string(raw)), "\n") {
 		var rec dumpRecord
 		if err := json.Unmarshal([]byte(line), &rec); err != nil {
 			return fmt.Errorf("%s: %w", path, err)
 		}
-		a := figs[rec.Lang]
+		name := rec.Set
+		if name == "" {
+			name = rec.Lang
+		}
+		a := figs[name]
 		if a == nil {
-			a = &answerFigures{lang: rec.Lang}
-			figs[rec.Lang] = a
-			langs = append(langs, rec.Lang)
+			a = &answerFigures{set: name}
+			figs[name] = a
+			names = append(names, name)
 		}
 		start, stored := 1, storedSearch{}
 		for i, p := range rec.Passages {
@@ -129,11 +134,8 @@ func replay(path string) error {
 		}
 		a.score(question{q: rec.Question, file: rec.File}, text, sources)
 	}
-	for _, l := range langs {
-		a := figs[l]
-		fmt.Printf("%s: off-topic abstention %d/%d, false abstention %d/%d, cited passages from a relevant file %d/%d; "+
-			"relevant file among the passages %d/%d, first %d/%d\n", l, a.abstainedOff, a.offTopic, a.falseAbstained, a.answerable,
-			a.citedRelevant, a.cited, a.seen, a.answerable, a.first, a.answerable)
+	for _, n := range names {
+		fmt.Println(figs[n].line())
 	}
 	return nil
 }

@@ -6,20 +6,70 @@ import (
 	"net/http"
 	"regexp"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 )
 
+// corpusDef is one corpus: the package it comes from and its question
+// sets.
+type corpusDef struct {
+	name, lang string // "sqlite3-doc", "English"
+	fetch      func(ctx context.Context, dir string) ([]file, string, error)
+	questions  []question
+	paraphrase []question // nil: none
+	offTopic   []question
+}
+
+// corpusDefs are the corpora every run loads, in the report's order.
+var corpusDefs = []corpusDef{
+	{name: "nodejs-doc", lang: "English", fetch: englishCorpus, questions: english, paraphrase: nodejsParaphrase, offTopic: offTopicEnglish},
+	{name: "sqlite3-doc", lang: "English", fetch: sqliteCorpus, questions: sqlite, paraphrase: sqliteParaphrase, offTopic: offTopicSQLite},
+	{name: "manpages-zh", lang: "Chinese", fetch: func(ctx context.Context, dir string) ([]file, string, error) {
+		return chineseCorpus(ctx, dir, logf)
+	}, questions: chinese, offTopic: offTopicChinese},
+}
+
+// findDef is the corpus of a name; a work directory kept before the corpora
+// had names gives its language ("English" was nodejs-doc).
+func findDef(name, lang string) (corpusDef, bool) {
+	if name == "" {
+		name = map[string]string{"English": "nodejs-doc", "Chinese": "manpages-zh"}[lang]
+	}
+	for _, d := range corpusDefs {
+		if d.name == name {
+			return d, true
+		}
+	}
+	return corpusDef{}, false
+}
+
+// evalSet is one question set, a row group of the report: a corpus's
+// questions (with its off-topic ones) or its paraphrase subset.
+type evalSet struct {
+	name, corpus, lang string
+	paraphrase         bool
+	questions          []question
+	offTopic           []question
+}
+
+// sets are the question sets of a corpus.
+func (d corpusDef) sets() []evalSet {
+	out := []evalSet{{name: d.name, corpus: d.name, lang: d.lang, questions: d.questions, offTopic: d.offTopic}}
+	if len(d.paraphrase) > 0 {
+		out = append(out, evalSet{name: d.name + " paraphrase", corpus: d.name, lang: d.lang, paraphrase: true, questions: d.paraphrase})
+	}
+	return out
+}
+
 // corpusSite is one loaded corpus.
 type corpusSite struct {
-	lang      string
-	pkg       string
-	files     []file
-	siteID    int64
-	docFile   map[int64]string // document id → file
-	questions []question
-	offTopic  []question
-	bm25      *bm25
+	def     corpusDef
+	pkg     string
+	files   []file
+	siteID  int64
+	docFile map[int64]string // document id → file
+	bm25    *bm25
 }
 
 // config is one row of the retrieval table.
@@ -37,55 +87,86 @@ var configs = []config{
 }
 
 func (e *evaluation) evaluate(ctx context.Context) error {
-	en, enPkg, err := englishCorpus(ctx, e.work)
-	if err != nil {
-		return err
+	var sites []*corpusSite
+	for _, d := range corpusDefs {
+		files, pkg, err := d.fetch(ctx, e.work)
+		if err != nil {
+			return fmt.Errorf("%s: %w", d.name, err)
+		}
+		s := &corpusSite{def: d, pkg: pkg, files: files}
+		e.rep.checks = append(e.rep.checks, checkQuestions(s)...)
+		sites = append(sites, s)
 	}
-	zh, zhPkg, err := chineseCorpus(ctx, e.work, logf)
-	if err != nil {
-		return err
-	}
-	sites := []*corpusSite{
-		{lang: "English", pkg: enPkg, files: en, questions: english, offTopic: offTopic[:10]},
-		{lang: "Chinese", pkg: zhPkg, files: zh, questions: chinese, offTopic: offTopic[10:]},
+	for _, c := range e.rep.checks {
+		logf("check: %s", c)
 	}
 	for _, s := range sites {
 		if err := e.load(ctx, s); err != nil {
-			return fmt.Errorf("%s corpus: %w", s.lang, err)
+			return fmt.Errorf("%s corpus: %w", s.def.name, err)
 		}
 		s.bm25 = newBM25(s.files)
+		e.rep.corpora = append(e.rep.corpora, fmt.Sprintf("%s (%s): `%s`, %d files, %d questions, %d paraphrase questions, %d off-topic",
+			s.def.name, s.def.lang, s.pkg, len(s.files), len(s.def.questions), len(s.def.paraphrase), len(s.def.offTopic)))
 	}
 	if e.o.keep {
 		if err := writeKept(e.work, sites); err != nil {
 			return err
 		}
 	}
-	if e.o.debug {
-		for _, s := range sites {
-			qs := s.questions
-			s.questions = s.offTopic
-			_, _ = e.retrieval(ctx, s, configs[1])
-			s.questions = qs
-		}
-	}
 	for _, s := range sites {
-		for _, c := range configs {
-			t0 := time.Now()
-			m, err := e.retrieval(ctx, s, c)
-			if err != nil {
-				return fmt.Errorf("%s, %s: %w", s.lang, c.name, err)
+		if e.o.debug {
+			_, _ = e.retrieval(ctx, s, evalSet{name: s.def.name + " off-topic", questions: s.def.offTopic}, configs[1])
+		}
+		for _, set := range s.def.sets() {
+			e.rep.sets = append(e.rep.sets, set)
+			for _, c := range configs {
+				t0 := time.Now()
+				m, err := e.retrieval(ctx, s, set, c)
+				if err != nil {
+					return fmt.Errorf("%s, %s: %w", set.name, c.name, err)
+				}
+				logf("%s / %s: hit@1 %.3f hit@5 %.3f MRR@10 %.3f (%s)", set.name, c.name, m.hit1, m.hit5, m.mrr, time.Since(t0).Round(time.Millisecond))
+				e.rep.rows = append(e.rep.rows, row{set: set.name, config: c.name, m: m})
 			}
-			logf("%s / %s: hit@1 %.3f hit@5 %.3f MRR@10 %.3f (%s)", s.lang, c.name, m.hit1, m.hit5, m.mrr, time.Since(t0).Round(time.Millisecond))
-			e.rep.rows = append(e.rep.rows, row{lang: s.lang, config: c.name, m: m})
+			t0 := time.Now()
+			a, err := e.answers(ctx, s, set)
+			if err != nil {
+				return fmt.Errorf("%s answers: %w", set.name, err)
+			}
+			logf("answers %s (%s)", a.line(), time.Since(t0).Round(time.Millisecond))
+			e.rep.answers = append(e.rep.answers, a)
 		}
-		a, err := e.answers(ctx, s)
-		if err != nil {
-			return fmt.Errorf("%s answers: %w", s.lang, err)
-		}
-		e.rep.answers = append(e.rep.answers, a)
-		e.rep.corpora = append(e.rep.corpora, fmt.Sprintf("%s: `%s`, %d files, %d questions, %d off-topic", s.lang, s.pkg, len(s.files), len(s.questions), len(s.offTopic)))
 	}
 	return nil
+}
+
+// checkQuestions checks a corpus's question sets against its files: a
+// relevant file the corpus lacks, a section heading its file lacks, or a
+// paraphrase page whose title differs from pageTitles (which the
+// paraphrase rule is checked against) is reported.
+func checkQuestions(s *corpusSite) []string {
+	byRel := map[string]file{}
+	for _, f := range s.files {
+		byRel[f.rel] = f
+	}
+	var out []string
+	for _, set := range s.def.sets() {
+		for _, q := range set.questions {
+			for i, rel := range strings.Fields(q.file) {
+				f, ok := byRel[rel]
+				switch {
+				case !ok:
+					out = append(out, fmt.Sprintf("%s: %q: %s is not in the corpus", set.name, q.q, rel))
+				case i == 0 && q.section != "" && !strings.Contains(strings.ReplaceAll(f.text, "`", ""), q.section):
+					out = append(out, fmt.Sprintf("%s: %q: %s has no section %q", set.name, q.q, rel, q.section))
+				}
+				if t, want := f.title, pageTitles[rel]; ok && set.paraphrase && t != want {
+					out = append(out, fmt.Sprintf("%s: %s is titled %q, pageTitles says %q", set.name, rel, t, want))
+				}
+			}
+		}
+	}
+	return out
 }
 
 // load creates the site and its published documents, one per file, and
@@ -94,7 +175,7 @@ func (e *evaluation) load(ctx context.Context, s *corpusSite) error {
 	var site struct {
 		ID int64 `json:"id"`
 	}
-	if err := e.api.Call(ctx, http.MethodPost, "/admin/api/v1/sites", map[string]any{"name": "Eval " + s.lang}, &site); err != nil {
+	if err := e.api.Call(ctx, http.MethodPost, "/admin/api/v1/sites", map[string]any{"name": "Eval " + s.def.name}, &site); err != nil {
 		return err
 	}
 	s.siteID = site.ID
@@ -138,8 +219,8 @@ func (e *evaluation) load(ctx context.Context, s *corpusSite) error {
 			}
 		}
 	}
-	logf("%s: %d documents loaded and vectorized in %s", s.lang, len(ids), time.Since(t0).Round(time.Millisecond))
-	e.rep.loadTimes = append(e.rep.loadTimes, fmt.Sprintf("%s: %d documents published and vectorized in %s", s.lang, len(ids), time.Since(t0).Round(time.Second)))
+	logf("%s: %d documents loaded and vectorized in %s", s.def.name, len(ids), time.Since(t0).Round(time.Millisecond))
+	e.rep.loadTimes = append(e.rep.loadTimes, fmt.Sprintf("%s: %d documents published and vectorized in %s", s.def.name, len(ids), time.Since(t0).Round(time.Second)))
 	return nil
 }
 
@@ -152,10 +233,10 @@ type metrics struct {
 // retrieval ranks files for every question with one configuration: the
 // file of each retrieved chunk in order; a hit is a chunk of the relevant
 // file.
-func (e *evaluation) retrieval(ctx context.Context, s *corpusSite, c config) (metrics, error) {
-	ranks := make([]int, len(s.questions)) // 1-based rank of the first relevant chunk, 0: none in top k
-	err := parallel(ctx, len(s.questions), 2, func(ctx context.Context, i int) error {
-		q := s.questions[i]
+func (e *evaluation) retrieval(ctx context.Context, s *corpusSite, set evalSet, c config) (metrics, error) {
+	ranks := make([]int, len(set.questions)) // 1-based rank of the first relevant chunk, 0: none in top k
+	err := parallel(ctx, len(set.questions), 2, func(ctx context.Context, i int) error {
+		q := set.questions[i]
 		var files []string
 		if c.stages == nil {
 			files = s.bm25.search(q.q, e.o.k)
@@ -184,18 +265,24 @@ func (e *evaluation) retrieval(ctx context.Context, s *corpusSite, c config) (me
 				logf("debug %q want %s: %v", q.q, q.file, top)
 			}
 		}
-		for r, f := range files {
-			if f == q.file {
-				ranks[i] = r + 1
-				break
-			}
-		}
+		ranks[i] = firstRelevant(q, files)
 		return nil
 	})
 	if err != nil {
 		return metrics{}, err
 	}
 	return rankMetrics(ranks), nil
+}
+
+// firstRelevant is the 1-based rank of the first of files that is
+// relevant to q (0: none).
+func firstRelevant(q question, files []string) int {
+	for r, f := range files {
+		if q.relevant(f) {
+			return r + 1
+		}
+	}
+	return 0
 }
 
 // rankMetrics are the figures of the 1-based ranks of the first relevant
@@ -219,26 +306,31 @@ func rankMetrics(ranks []int) metrics {
 	return m
 }
 
-// answerFigures are the chat figures of one corpus.
+// answerFigures are the chat figures of one question set.
 type answerFigures struct {
-	lang                       string
+	set                        string
 	offTopic, abstainedOff     int
 	answerable, falseAbstained int
-	cited, citedRelevant       int
-	// seen and first count answerable questions whose relevant file is
-	// among the passages the chat's search gave the responder, and is the
-	// first of them: what any choice of passage to cite is bounded by.
-	seen, first int
-	examples    []string
+	// firstRelevant counts answerable questions whose answer's first
+	// citation (the first [n] of its text) is a source from a relevant
+	// file; an abstention counts as a miss.
+	firstRelevant int
+	// cited and citedRelevant count every distinct source an answer cites.
+	cited, citedRelevant int
+	// seen counts answerable questions whose relevant file is among the
+	// answer's sources (the passages the chat's search gave the
+	// responder): what any choice of passage to cite is bounded by.
+	seen     int
+	examples []string
 }
 
 var citation = regexp.MustCompile(`\[(\d+)\]`)
 
-// answers asks every question through the chat: an answer without any
-// [n] citation is an abstention.
-func (e *evaluation) answers(ctx context.Context, s *corpusSite) (answerFigures, error) {
-	a := answerFigures{lang: s.lang}
-	all := append(append([]question(nil), s.questions...), s.offTopic...)
+// answers asks every question of a set (and its off-topic ones) through
+// the chat.
+func (e *evaluation) answers(ctx context.Context, s *corpusSite, set evalSet) (answerFigures, error) {
+	a := answerFigures{set: set.name}
+	all := append(append([]question(nil), set.questions...), set.offTopic...)
 	var mu sync.Mutex
 	err := parallel(ctx, len(all), 2, func(ctx context.Context, i int) error {
 		q := all[i]
@@ -246,7 +338,7 @@ func (e *evaluation) answers(ctx context.Context, s *corpusSite) (answerFigures,
 		if err != nil {
 			return err
 		}
-		if err := e.dump.record(ctx, e.api, s, q, r); err != nil {
+		if err := e.dump.record(ctx, e.api, s, set, q, r); err != nil {
 			return err
 		}
 		files := make(map[int]string, len(r.sources))
@@ -269,43 +361,37 @@ func (a *answerFigures) score(q question, text string, files map[int]string) {
 		a.offTopic++
 		if len(nums) == 0 {
 			a.abstainedOff++
-		} else if len(a.examples) < 6 {
+		} else if len(a.examples) < 4 {
 			a.examples = append(a.examples, fmt.Sprintf("off-topic answered: %q → %.160q", q.q, text))
 		}
 		return
 	}
 	a.answerable++
-	firstNum := 0
 	for _, f := range files {
-		if f == q.file {
+		if q.relevant(f) {
 			a.seen++
 			break
 		}
 	}
-	for n := range files {
-		if firstNum == 0 || n < firstNum {
-			firstNum = n
-		}
-	}
-	if firstNum > 0 && files[firstNum] == q.file {
-		a.first++
-	}
 	if len(nums) == 0 {
 		a.falseAbstained++
-		if len(a.examples) < 6 {
+		if len(a.examples) < 4 {
 			a.examples = append(a.examples, fmt.Sprintf("abstained on answerable: %q (%s)", q.q, q.file))
 		}
 		return
 	}
 	seen := map[int]bool{}
-	for _, m := range nums {
+	for i, m := range nums {
 		n, _ := strconv.Atoi(m[1])
+		if i == 0 && q.relevant(files[n]) {
+			a.firstRelevant++
+		}
 		if seen[n] {
 			continue
 		}
 		seen[n] = true
 		a.cited++
-		if files[n] == q.file {
+		if q.relevant(files[n]) {
 			a.citedRelevant++
 		}
 	}

@@ -2,16 +2,20 @@
 // writes bench/EVAL.md (make eval). It starts a Temporal dev server and
 // `bin/lore serve` on the embedded defaults (SQLite, embedded vector store,
 // local embedder, lexical reranker, extractive responder; override any with
-// -lore-env, e.g. EMBED_PROVIDER=openai), loads two real documentation
-// packages through the HTTP API, one site each, and asks held-out questions
-// through the HTTP API:
+// -lore-env, e.g. EMBED_PROVIDER=openai), loads three real documentation
+// packages (nodejs-doc, sqlite3-doc, manpages-zh) through the HTTP API, one
+// site each, and asks held-out questions, and each English corpus's
+// paraphrase subset, through the HTTP API:
 //
 //   - retrieval, through POST /admin/api/v1/documents:retrieve (the chunks the
 //     chat's search gets), for the full pipeline and with each stage off,
 //     next to a plain BM25 over sections of the same files computed here;
 //   - answers, through POST /v1/chat/responses, for abstention on
-//     off-topic questions and the share of cited passages from a relevant
-//     file.
+//     off-topic and answerable questions and the share of answers whose
+//     first citation is from a relevant file.
+//
+// Every run, online or -offline, ends with a one-screen summary of the
+// per-set figures and the targets.
 package main
 
 import (
@@ -132,6 +136,7 @@ func run(o *options) int {
 		}
 		logf("report written to %s", o.out)
 	}
+	fmt.Print("\n" + e.rep.summary())
 	return 0
 }
 

@@ -1,15 +1,17 @@
 package main
 
 import (
+	"compress/gzip"
 	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 
 	"github.com/lorekb/lore/activities"
-	localembed "github.com/lorekb/lore/internal/embed/local"
+	"github.com/lorekb/lore/internal/deps"
 	"github.com/lorekb/lore/internal/llm/extractive"
 	"github.com/lorekb/lore/internal/rerank/lexical"
 	"github.com/lorekb/lore/internal/retrieve"
@@ -17,24 +19,79 @@ import (
 )
 
 // keptSite is what a -keep run writes to its work directory (sites.json),
-// so that -offline can find each corpus's site and map documents to files.
+// so that -offline can find each corpus's site and map documents to files;
+// each corpus's files go to files-NAME.json.gz for the BM25 baseline.
 type keptSite struct {
+	Name    string           `json:"name"` // empty in a directory kept before the corpora had names
 	Lang    string           `json:"lang"`
 	SiteID  int64            `json:"site_id"`
 	DocFile map[int64]string `json:"doc_file"`
 }
 
-// writeKept records the loaded sites in the work directory.
+type keptFile struct {
+	Rel   string `json:"rel"`
+	Title string `json:"title"`
+	Text  string `json:"text"`
+}
+
+// writeKept records the loaded sites and their files in the work
+// directory.
 func writeKept(work string, sites []*corpusSite) error {
 	ks := make([]keptSite, len(sites))
 	for i, s := range sites {
-		ks[i] = keptSite{Lang: s.lang, SiteID: s.siteID, DocFile: s.docFile}
+		ks[i] = keptSite{Name: s.def.name, Lang: s.def.lang, SiteID: s.siteID, DocFile: s.docFile}
+		fs := make([]keptFile, len(s.files))
+		for j, f := range s.files {
+			fs[j] = keptFile{Rel: f.rel, Title: f.title, Text: f.text}
+		}
+		if err := writeGzipJSON(filepath.Join(work, "files-"+s.def.name+".json.gz"), fs); err != nil {
+			return err
+		}
 	}
 	b, err := json.Marshal(ks)
 	if err != nil {
 		return err
 	}
 	return os.WriteFile(filepath.Join(work, "sites.json"), b, 0o644)
+}
+
+func writeGzipJSON(path string, v any) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	zw := gzip.NewWriter(f)
+	if err := json.NewEncoder(zw).Encode(v); err != nil {
+		f.Close()
+		return err
+	}
+	if err := zw.Close(); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+// readKeptFiles reads the files a -keep run wrote for a corpus.
+func readKeptFiles(work, name string) ([]file, error) {
+	f, err := os.Open(filepath.Join(work, "files-"+name+".json.gz"))
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	zr, err := gzip.NewReader(f)
+	if err != nil {
+		return nil, err
+	}
+	var fs []keptFile
+	if err := json.NewDecoder(zr).Decode(&fs); err != nil {
+		return nil, err
+	}
+	out := make([]file, len(fs))
+	for i, k := range fs {
+		out[i] = file{rel: k.Rel, title: k.Title, text: k.Text}
+	}
+	return out, nil
 }
 
 // Pipeline settings of lore serve's defaults (RAG_RECALL_K,
@@ -62,62 +119,93 @@ func offline(work string, misses bool) error {
 	if err := json.Unmarshal(raw, &ks); err != nil {
 		return err
 	}
-	st, err := vlocal.Open(filepath.Join(work, "data", "vectors", fmt.Sprintf("dim%d", offlineDimension)), offlineDimension)
+	// The embedder lore serve picks by default (EMBED_MODEL may name
+	// another local one, as for lore serve).
+	emb, err := deps.LocalEmbedder(os.Getenv("EMBED_MODEL"), offlineDimension)
+	if err != nil {
+		return err
+	}
+	dim := emb.Dimension()
+	st, err := vlocal.Open(filepath.Join(work, "data", "vectors", fmt.Sprintf("dim%d", dim)), dim)
 	if err != nil {
 		return err
 	}
 	defer st.Close()
-	p := retrieve.Pipeline{Store: st, Embedder: localembed.New(offlineDimension), Reranker: lexical.New()}
+	p := retrieve.Pipeline{Store: st, Embedder: emb, Reranker: lexical.New()}
+	// RAG_DENSE_WEIGHT as lore serve reads it (0: the pipeline's default).
+	denseWeight, _ := strconv.ParseFloat(os.Getenv("RAG_DENSE_WEIGHT"), 64)
 	ctx := context.Background()
+	var res results
 	for _, k := range ks {
-		qs, off := english, offTopic[:10]
-		if k.Lang == "Chinese" {
-			qs, off = chinese, offTopic[10:]
+		def, ok := findDef(k.Name, k.Lang)
+		if !ok {
+			logf("offline: no corpus %q (%s) in this build; skipped", k.Name, k.Lang)
+			continue
+		}
+		var bm *bm25
+		if files, err := readKeptFiles(work, def.name); err == nil {
+			bm = newBM25(files)
+		} else {
+			logf("offline: %s: no BM25 baseline (%v)", def.name, err)
 		}
 		run := func(q string, stages retrieve.Stages, topK int) ([]retrieve.Result, error) {
-			return p.Run(ctx, k.SiteID, q, retrieve.Options{RecallK: offlineRecallK, Threshold: offlineThreshold, TopK: topK, Stages: stages}, nil)
+			return p.Run(ctx, k.SiteID, q, retrieve.Options{RecallK: offlineRecallK, Threshold: offlineThreshold, TopK: topK, Stages: stages, DenseWeight: denseWeight}, nil)
 		}
-		for _, c := range configs[1:] {
-			stages := retrieve.Stages{Dense: c.stages["dense"], Keyword: c.stages["keyword"], Rerank: c.stages["rerank"]}
-			ranks := make([]int, len(qs))
-			for i, q := range qs {
-				res, err := run(q.q, stages, 10)
+		for _, set := range def.sets() {
+			res.sets = append(res.sets, set)
+			qs := set.questions
+			if bm != nil {
+				ranks := make([]int, len(qs))
+				for i, q := range qs {
+					ranks[i] = firstRelevant(q, bm.search(q.q, 10))
+				}
+				res.rows = append(res.rows, row{set: set.name, config: configs[0].name, m: rankMetrics(ranks)})
+			}
+			for _, c := range configs[1:] {
+				stages := retrieve.Stages{Dense: c.stages["dense"], Keyword: c.stages["keyword"], Rerank: c.stages["rerank"]}
+				ranks := make([]int, len(qs))
+				for i, q := range qs {
+					out, err := run(q.q, stages, 10)
+					if err != nil {
+						return err
+					}
+					files := make([]string, len(out))
+					for j, x := range out {
+						files[j] = k.DocFile[x.Hit.DocumentID]
+					}
+					ranks[i] = firstRelevant(q, files)
+					if misses && c.name == configs[1].name && ranks[i] != 1 {
+						if err := listMiss(os.Stdout, set.name, q, ranks[i], k.DocFile, func(n int) ([]retrieve.Result, error) { return run(q.q, stages, n) }); err != nil {
+							return err
+						}
+					}
+				}
+				res.rows = append(res.rows, row{set: set.name, config: c.name, m: rankMetrics(ranks)})
+			}
+			for _, x := range res.rows {
+				if x.set == set.name {
+					fmt.Printf("%s / %s: hit@1 %.3f hit@5 %.3f MRR@10 %.3f\n", x.set, x.config, x.m.hit1, x.m.hit5, x.m.mrr)
+				}
+			}
+			a := answerFigures{set: set.name}
+			for _, q := range append(append([]question(nil), qs...), set.offTopic...) {
+				out, err := run(q.q, retrieve.AllStages(), offlineChatTopK)
 				if err != nil {
 					return err
 				}
-				for r, x := range res {
-					if k.DocFile[x.Hit.DocumentID] == q.file {
-						ranks[i] = r + 1
-						break
-					}
+				ps := activities.SearchPassages(out)
+				b, _ := json.Marshal(map[string]any{"query": q.q, "passages": ps})
+				files := make(map[int]string, len(ps))
+				for i, ps := range ps {
+					files[i+1] = k.DocFile[ps.DocumentID]
 				}
-				if misses && c.name == configs[1].name && ranks[i] != 1 {
-					if err := listMiss(os.Stdout, q, ranks[i], k.DocFile, func(n int) ([]retrieve.Result, error) { return run(q.q, stages, n) }); err != nil {
-						return err
-					}
-				}
+				a.score(q, extractive.Answer(q.q, activities.FormatToolResult(string(b), 1)), files)
 			}
-			m := rankMetrics(ranks)
-			fmt.Printf("%s / %s: hit@1 %.3f hit@5 %.3f MRR@10 %.3f\n", k.Lang, c.name, m.hit1, m.hit5, m.mrr)
+			res.answers = append(res.answers, a)
+			fmt.Println(a.line())
 		}
-		a := answerFigures{lang: k.Lang}
-		for _, q := range append(append([]question(nil), qs...), off...) {
-			res, err := run(q.q, retrieve.AllStages(), offlineChatTopK)
-			if err != nil {
-				return err
-			}
-			ps := activities.SearchPassages(res)
-			b, _ := json.Marshal(map[string]any{"query": q.q, "passages": ps})
-			files := make(map[int]string, len(ps))
-			for i, ps := range ps {
-				files[i+1] = k.DocFile[ps.DocumentID]
-			}
-			a.score(q, extractive.Answer(q.q, activities.FormatToolResult(string(b), 1)), files)
-		}
-		fmt.Printf("%s: off-topic abstention %d/%d, false abstention %d/%d, cited passages from a relevant file %d/%d; "+
-			"relevant file among the passages %d/%d, first %d/%d\n", k.Lang, a.abstainedOff, a.offTopic, a.falseAbstained, a.answerable,
-			a.citedRelevant, a.cited, a.seen, a.answerable, a.first, a.answerable)
 	}
+	fmt.Print("\n" + res.summary())
 	return nil
 }
 
@@ -125,14 +213,14 @@ func offline(work string, misses bool) error {
 // in the top 10): the first three of its top 20 and the relevant file's
 // chunks among them, each with its rerank, fused and final scores and its
 // relevance, to see what a change to the ranking would have to overcome.
-func listMiss(out io.Writer, q question, rank int, docFile map[int64]string, run func(n int) ([]retrieve.Result, error)) error {
+func listMiss(out io.Writer, set string, q question, rank int, docFile map[int64]string, run func(n int) ([]retrieve.Result, error)) error {
 	res, err := run(20)
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(out, "  miss %q (%s): rank %d\n", q.q, q.file, rank)
+	fmt.Fprintf(out, "  miss [%s] %q (%s): rank %d\n", set, q.q, q.file, rank)
 	for r, x := range res {
-		if f := docFile[x.Hit.DocumentID]; r < 3 || f == q.file {
+		if f := docFile[x.Hit.DocumentID]; r < 3 || q.relevant(f) {
 			rr := -1.0
 			if x.Rerank != nil {
 				rr = *x.Rerank

@@ -19,7 +19,7 @@ func TestListMissShowsTopThreeAndRelevantChunks(t *testing.T) {
 	q := question{q: "How do I read the command line arguments?", file: "api/process.md"}
 	var asked int
 	var b strings.Builder
-	err := listMiss(&b, q, 5, files, func(n int) ([]retrieve.Result, error) { asked = n; return res, nil })
+	err := listMiss(&b, "nodejs-doc", q, 5, files, func(n int) ([]retrieve.Result, error) { asked = n; return res, nil })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -27,7 +27,7 @@ func TestListMissShowsTopThreeAndRelevantChunks(t *testing.T) {
 		t.Errorf("asked for %d results, want 20", asked)
 	}
 	out := b.String()
-	for _, want := range []string{`miss "How do I read the command line arguments?" (api/process.md): rank 5`, "api/cli.md", "api/util.md", "api/fs.md", " 5 api/process.md", "rerank   9.50", "[He]"} {
+	for _, want := range []string{`miss [nodejs-doc] "How do I read the command line arguments?" (api/process.md): rank 5`, "api/cli.md", "api/util.md", "api/fs.md", " 5 api/process.md", "rerank   9.50", "[He]"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}
@@ -38,7 +38,7 @@ func TestListMissShowsTopThreeAndRelevantChunks(t *testing.T) {
 		}
 	}
 	boom := errors.New("boom")
-	if err := listMiss(&b, q, 0, files, func(int) ([]retrieve.Result, error) { return nil, boom }); !errors.Is(err, boom) {
+	if err := listMiss(&b, "nodejs-doc", q, 0, files, func(int) ([]retrieve.Result, error) { return nil, boom }); !errors.Is(err, boom) {
 		t.Errorf("err = %v, want the run's error", err)
 	}
 }

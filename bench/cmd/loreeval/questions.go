@@ -1,11 +1,30 @@
 package main
 
+import "strings"
+
 // question is one held-out question, phrased as a user would ask it (not a
 // copy of a title), with the file and section that answer it. Relevance is
-// judged at file level; the section says where the answer sits, for a
-// reader checking a miss.
+// judged at file level: file names the relevant file, or several separated
+// by spaces when more than one page answers the question (the section is
+// in the first); the section says where the answer sits, for a reader
+// checking a miss. In a paraphrase set the section is the heading that
+// names the answer (the API or command), whose name the question must not
+// use (see paraphrase_test.go).
 type question struct {
 	q, file, section string
+}
+
+// relevant reports whether f is one of the question's relevant files.
+func (q question) relevant(f string) bool {
+	if f == "" || q.file == "" {
+		return false
+	}
+	for _, r := range strings.Fields(q.file) {
+		if r == f {
+			return true
+		}
+	}
+	return false
 }
 
 // english questions are about nodejs-doc (Node.js API reference).
@@ -106,9 +125,9 @@ var chinese = []question{
 	{"怎样抓取网络上的数据包进行分析？", "man8/tcpdump.8", "描述"},
 }
 
-// offTopic questions have no answer in either corpus: the right reply is to
+// offTopic questions have no answer in their corpus: the right reply is to
 // say the documentation does not cover them.
-var offTopic = []question{
+var offTopicEnglish = []question{
 	{q: "What is the capital of France?"},
 	{q: "Who won the football world cup in 1998?"},
 	{q: "Give me a recipe for chocolate chip cookies"},
@@ -119,6 +138,9 @@ var offTopic = []question{
 	{q: "Recommend a good novel about the sea"},
 	{q: "How do I train my puppy to sit?"},
 	{q: "What is the boiling point of water at high altitude?"},
+}
+
+var offTopicChinese = []question{
 	{q: "法国的首都是哪里？"},
 	{q: "怎样做红烧肉？"},
 	{q: "明天北京的天气怎么样？"},

@@ -1,7 +1,8 @@
 // Package corpus fetches a real documentation corpus from a Debian package
 // (nodejs-doc, else docker-doc, else python3-doc), collects its Markdown (or
 // HTML as plain text) and splits it into at least a requested number of
-// documents on heading and paragraph boundaries.
+// documents on heading and paragraph boundaries. HTMLToMarkdown converts
+// one HTML page to Markdown for a benchmark that loads pages whole.
 package corpus
 
 import (

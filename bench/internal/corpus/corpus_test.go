@@ -45,3 +45,39 @@ func TestCollectFallsBackToHTML(t *testing.T) {
 		t.Fatalf("text %q", txt)
 	}
 }
+
+func TestHTMLToMarkdown(t *testing.T) {
+	page := `<html><head><title>VACUUM &amp; more</title><script>x()</script></head><body>
+<div class=nosearch><div class="menu"><a href="index.html">Home</a></div><div>Search</div></div>
+<div class=fancy><div class=nosearch><div class="fancy_title">VACUUM</div></div>
+<h1 id="syntax"><span>1. </span>Syntax</h1>
+<p><b>vacuum-stmt:</b><button onclick='x'>hide</button></p>
+<div><svg viewBox="0 0 1 1"><text>VACUUM</text></svg></div>
+<h2><span>2.1. </span>Why</h2>
+<ul><li><p>Frees   pages.
+</p></li><li> Defragments.</li></ul>
+<pre>
+# not a heading
+  indented   code &lt;x&gt;
+</pre>
+<table><tr><td>%d</td><td></td><td>day of month</td></tr></table>
+<!-- a comment -->
+</div></body></html>`
+	title, md := HTMLToMarkdown(page)
+	if title != "VACUUM & more" {
+		t.Errorf("title %q", title)
+	}
+	want := "# VACUUM & more\n\n## Syntax\n\nvacuum-stmt:\n\n### Why\n\n- Frees pages.\n\n- Defragments.\n\n```\n# not a heading\n  indented   code <x>\n```\n\n%d | day of month"
+	if md != want {
+		t.Errorf("markdown\n%q\nwant\n%q", md, want)
+	}
+	for _, not := range []string{"Home", "Search", "hide", "x()", "comment"} {
+		if strings.Contains(md, not) {
+			t.Errorf("markdown keeps %q", not)
+		}
+	}
+	// A page whose first <h1> is its title keeps its levels.
+	if _, md := HTMLToMarkdown(`<title>Guide</title><h1>Guide</h1><h2>Install</h2><p>Run it.</p>`); md != "# Guide\n\n## Install\n\nRun it." {
+		t.Errorf("markdown %q", md)
+	}
+}
