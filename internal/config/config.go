@@ -234,7 +234,7 @@ func LoadFrom(lookup func(string) (string, bool)) (*Config, error) {
 		RAGEnableRerank:             e.bool("RAG_ENABLE_RERANK", true),
 		RAGRerankTopK:               e.int("RAG_RERANK_TOP_K", 5),
 		RAGRecallMax:                e.int("RAG_RECALL_MAX", 100),
-		RAGDenseWeight:              e.float("RAG_DENSE_WEIGHT", 0.5), // retrieve.DefaultDenseWeight
+		RAGDenseWeight:              e.float("RAG_DENSE_WEIGHT", 1.0), // retrieve.DefaultDenseWeight
 		AgentMaxIterations:          e.int("AGENT_MAX_ITERATIONS", 5),
 		AgentMaxConsecutiveEmpty:    e.int("AGENT_MAX_CONSECUTIVE_EMPTY", 2),
 		AgentSummaryTriggerMsgCount: e.int("AGENT_SUMMARY_TRIGGER_MSG_COUNT", 10),

@@ -25,3 +25,17 @@ type Embedder interface {
 // request, a rejected key, an unknown model, a wrong dimension). Callers that
 // retry, such as Temporal activities, test for it with errors.Is and stop.
 var ErrPermanent = errors.New("embed: permanent failure")
+
+// Coverer is implemented by embedders whose vectors mean more for some texts
+// than others: a learned model knows only its language's words and falls
+// back to hashing for the rest (learned.Hybrid). Coverage is the share of
+// text the model knows, in [0, 1].
+type Coverer interface {
+	Coverage(text string) float64
+}
+
+// TermMatcher is implemented by embedders that can say how close in meaning
+// two analyzer terms are (learned.Hybrid), in [-1, 1], 0 when unknown.
+type TermMatcher interface {
+	TermSimilarity(a, b string) float64
+}

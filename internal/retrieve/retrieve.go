@@ -61,11 +61,11 @@ type Options struct {
 	DenseWeight, KeywordWeight float64
 }
 
-// Fusion weights, measured on make eval (bench/EVAL.md): the local hashing
-// embedder finds the right file less often than BM25, so its list counts
-// less; a real embedding model can be given more with RAG_DENSE_WEIGHT.
+// Fusion weights: the dense and keyword lists count alike for a query the
+// embedder knows (the learned embedder, or a real model); see denseWeight
+// for one it does not. RAG_DENSE_WEIGHT changes the dense list's weight.
 const (
-	DefaultDenseWeight   = 0.5
+	DefaultDenseWeight   = 1.0
 	DefaultKeywordWeight = 1.0
 	rrfK                 = 60
 )
@@ -145,7 +145,7 @@ func (p Pipeline) Run(ctx context.Context, siteID int64, query string, opt Optio
 		return nil, kw.err
 	}
 	sparse := kw.hits
-	results := fuse(dense, sparse, opt.DenseWeight, opt.KeywordWeight)
+	results := fuse(dense, sparse, p.denseWeight(query, opt.DenseWeight), opt.KeywordWeight)
 	if len(results) > opt.RecallK {
 		results = results[:opt.RecallK] // the union is a recall pool of RecallK too
 	}
@@ -177,11 +177,24 @@ func (p Pipeline) Run(ctx context.Context, siteID int64, query string, opt Optio
 		results = results[:opt.TopK]
 	}
 	qWords := dedupe(analyze.Words(query))
-	covered := sectionWords(pool, results, qWords)
+	matcher, _ := p.Embedder.(embed.TermMatcher)
+	covered := sectionWords(pool, results, qWords, matcher != nil)
 	for i := range results {
-		results[i].Relevance = relevance(qWords, covered[sectionOf(results[i].Hit)], stats)
+		results[i].Relevance = relevance(qWords, covered[sectionOf(results[i].Hit)], stats, matcher)
 	}
 	return results, nil
+}
+
+// denseWeight is the dense list's fusion weight for query: w for a query
+// the embedder fully knows, down to half of it for one it does not know at
+// all (a learned model's fallback to hashing, which finds the right page
+// less often than the keyword list).
+func (p Pipeline) denseWeight(query string, w float64) float64 {
+	c, ok := p.Embedder.(embed.Coverer)
+	if !ok {
+		return w
+	}
+	return w * (0.5 + 0.5*c.Coverage(query))
 }
 
 // dense embeds the query and searches the site's vectors (nothing when the
@@ -474,30 +487,54 @@ func sectionOf(h vector.Hit) section { return section{h.DocumentID, h.Heading} }
 // chunk, one English question fewer was wrongly abstained on and one more
 // Chinese answer cited the relevant file (61/87 cited passages from a
 // relevant file against 59/86), off-topic abstention unchanged.
-func sectionWords(pool, shown []Result, qWords []string) map[section]map[string]bool {
+func sectionWords(pool, shown []Result, qWords []string, all bool) map[section]*sectionTerms {
 	want := make(map[string]bool, len(qWords))
 	for _, w := range qWords {
 		want[w] = true
 	}
-	out := make(map[section]map[string]bool, len(shown))
+	out := make(map[section]*sectionTerms, len(shown))
 	for _, r := range shown {
-		out[sectionOf(r.Hit)] = make(map[string]bool, len(qWords))
+		st := &sectionTerms{have: make(map[string]bool, len(qWords))}
+		if all {
+			st.words = map[string]bool{}
+		}
+		out[sectionOf(r.Hit)] = st
 	}
 	for _, r := range pool {
-		have, ok := out[sectionOf(r.Hit)]
+		st, ok := out[sectionOf(r.Hit)]
 		if !ok {
 			continue
 		}
 		for _, f := range []string{r.Hit.Title, r.Hit.Heading, r.Hit.Text} {
 			analyze.EachWord(f, func(t string) {
 				if want[t] {
-					have[t] = true
+					st.have[t] = true
+				} else if st.words != nil && len(st.words) < maxSectionWords {
+					st.words[t] = true
 				}
 			})
 		}
 	}
 	return out
 }
+
+// sectionTerms are the query words a section holds and, for matching
+// words by meaning, its other words.
+type sectionTerms struct {
+	have  map[string]bool
+	words map[string]bool
+}
+
+// maxSectionWords bounds the words kept per section for matching by
+// meaning (a section is a few chunks; this only stops a pathological one).
+const maxSectionWords = 4000
+
+// SimilarFloor is how close in meaning (the cosine of two words' vectors)
+// a section's word must be to a query word the section lacks to count for
+// it, at that similarity times the word's weight: a synonym or a close
+// inflection stands in for the word, a word merely used in the same
+// documents does not.
+const SimilarFloor = 0.55
 
 // relevance is the share of the query words' idf that have (the words a
 // chunk's section holds, see sectionWords) contains. Words the site never
@@ -506,8 +543,8 @@ func sectionWords(pool, shown []Result, qWords []string) map[section]map[string]
 // (analyze.Words): the characters of Chinese words help ranking, but a
 // question sharing only characters with the docs (法国 with 法律) is not
 // covered by them.
-func relevance(qWords []string, have map[string]bool, st *vector.KeywordStats) float64 {
-	if len(qWords) == 0 {
+func relevance(qWords []string, sec *sectionTerms, st *vector.KeywordStats, m embed.TermMatcher) float64 {
+	if len(qWords) == 0 || sec == nil {
 		return 0
 	}
 	n := 1000.0 // without statistics every term weighs alike
@@ -522,14 +559,29 @@ func relevance(qWords []string, have map[string]bool, st *vector.KeywordStats) f
 		}
 		w := lexical.IDF(n, df)
 		all += w
-		if have[q] {
+		if sec.have[q] {
 			got += w
+		} else if m != nil {
+			got += w * bestSimilar(q, sec.words, m)
 		}
 	}
 	if all == 0 {
 		return 0
 	}
 	return got / all
+}
+
+// bestSimilar is the highest similarity in meaning of q to one of words, if
+// it reaches SimilarFloor (else 0).
+func bestSimilar(q string, words map[string]bool, m embed.TermMatcher) float64 {
+	best := 0.0
+	for w := range words {
+		best = max(best, m.TermSimilarity(q, w))
+	}
+	if best < SimilarFloor {
+		return 0
+	}
+	return best
 }
 
 func dedupe(terms []string) []string {

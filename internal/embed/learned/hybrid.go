@@ -104,3 +104,7 @@ func (h *Hybrid) learnedPart(text string, acc []float32) float64 {
 	h.m.finish(acc)
 	return float64(known) / float64(all)
 }
+
+// TermSimilarity is the similarity of two analyzer terms' word vectors (0
+// when the model does not know one).
+func (h *Hybrid) TermSimilarity(a, b string) float64 { return h.m.Similarity(a, b) }

@@ -68,6 +68,9 @@ type Model struct {
 	// wvecs holds each word's vector times its weight, dequantized once:
 	// embedding adds one per term, so this is its inner loop.
 	wvecs []float32
+	// unit holds each word's vector scaled to unit length, for
+	// similarities between two words.
+	unit []float32
 }
 
 // prepare fills wvecs from the quantized vectors.
@@ -81,6 +84,39 @@ func (m *Model) prepare() {
 			w[d] = f * float32(x)
 		}
 	}
+	m.unit = make([]float32, len(m.vecs))
+	for i := 0; i < m.Words; i++ {
+		q := m.vecs[i*m.Dim : (i+1)*m.Dim]
+		var n float64
+		for _, x := range q {
+			n += float64(x) * float64(x)
+		}
+		if n == 0 {
+			continue
+		}
+		inv := float32(1 / math.Sqrt(n))
+		u := m.unit[i*m.Dim : (i+1)*m.Dim]
+		for d, x := range q {
+			u[d] = inv * float32(x)
+		}
+	}
+}
+
+// Similarity is the cosine of two terms' word vectors, or 0 when the model
+// does not know one of them.
+func (m *Model) Similarity(a, b string) float64 {
+	i, ok := m.index[a]
+	j, ok2 := m.index[b]
+	if !ok || !ok2 {
+		return 0
+	}
+	u, v := m.unit[int(i)*m.Dim:int(i+1)*m.Dim], m.unit[int(j)*m.Dim:int(j+1)*m.Dim]
+	v = v[:len(u)]
+	var s float32
+	for d, x := range u {
+		s += x * v[d]
+	}
+	return float64(s)
 }
 
 var (

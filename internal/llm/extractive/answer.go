@@ -456,6 +456,30 @@ func answer(query string, passages []passage) string {
 		return false
 	}
 
+	// The search's first relevant passage leads with its best sentence:
+	// the search ranks pages better than one sentence's words can, and the
+	// first citation is the one a reader follows. (A question of several
+	// parts is answered part by part, in its own order.)
+	lead, lscore := -1, 0.0
+	for i, u := range c.units {
+		if len(c.parts) != 1 {
+			break
+		}
+		if lead >= 0 && u.passage != c.units[lead].passage {
+			break
+		}
+		if !relevant[u.passage] || !eligible(u) {
+			continue
+		}
+		for _, terms := range c.parts {
+			if _, sc := score(i, terms); sc > lscore {
+				lead, lscore = i, sc
+			}
+		}
+	}
+	if lead >= 0 {
+		pick(lead, 0)
+	}
 	// Each part the passages support gets its best sentence.
 	for p, terms := range c.parts {
 		bi, bs, bscore := -1, 0.0, 0.0
@@ -554,13 +578,14 @@ func (c *corpus) addsTerm(i int, p part, covered map[string]bool) bool {
 }
 
 // render writes the picked units, grouped by passage (groups in the order
-// of the question part each first answers) and in passage order within a
-// group, each cited with its passage's number.
+// of the question part each first answers, then in the search's order, so
+// the first citation is the best-ranked passage that answers) and in
+// passage order within a group, each cited with its passage's number.
 func (c *corpus) render(picked []int, forPart map[int]int) string {
 	first := map[int]int{} // passage -> rank of the group
-	for k, i := range picked {
+	for _, i := range picked {
 		pi := c.units[i].passage
-		key := forPart[i]*len(picked) + k
+		key := forPart[i]*len(c.passages) + pi
 		if r, ok := first[pi]; !ok || key < r {
 			first[pi] = key
 		}

@@ -268,3 +268,18 @@ func TestBadQuestions(t *testing.T) {
 		})
 	}
 }
+
+// The search's first relevant passage is cited first, even when a later
+// passage has a sentence that repeats more of the question's words.
+func TestAnswerLeadsWithTheFirstRelevantPassage(t *testing.T) {
+	tool := "[1] Backups (relevance 0.70)\nCopy the data directory while the service is stopped to keep a copy of the data.\n\n" +
+		"[2] Glossary (relevance 0.90)\nA backup of the data is a copy of the data directory kept for restoring."
+	got := ask(t, "How do I make a backup copy of the data?", tool)
+	if !strings.HasPrefix(got, "Copy the data directory") || !strings.Contains(got, "[1]") {
+		t.Errorf("answer %q does not lead with passage [1]", got)
+	}
+	if i, j := strings.Index(got, "[1]"), strings.Index(got, "[2]"); j >= 0 && j < i {
+		t.Errorf("answer %q cites [2] before [1]", got)
+	}
+	checkCited(t, got, tool)
+}

@@ -1,0 +1,74 @@
+package retrieve
+
+import (
+	"context"
+	"testing"
+
+	"github.com/lorekb/lore/internal/analyze"
+	"github.com/lorekb/lore/internal/embed/local"
+	"github.com/lorekb/lore/internal/rerank/lexical"
+	"github.com/lorekb/lore/internal/vector"
+)
+
+// matcher is an embedder that knows a few word pairs' similarity.
+type matcher struct {
+	*local.Embedder
+	sim      map[[2]string]float64
+	coverage float64
+}
+
+func (m matcher) TermSimilarity(a, b string) float64 { return m.sim[[2]string{a, b}] }
+func (m matcher) Coverage(string) float64          { return m.coverage }
+
+func term(w string) string { return analyze.Terms(w)[0] }
+
+// A section that says a query word's close synonym counts for that word (at
+// the similarity), one whose word is merely related does not, and without
+// an embedder that matches words nothing changes.
+func TestRelevanceCountsWordsCloseInMeaning(t *testing.T) {
+	chunks := []vector.Chunk{
+		{DocumentID: 1, Heading: "Files", Text: "Delete a file from the disk."},
+		{DocumentID: 2, Heading: "Files", Text: "Rename a file on the disk."},
+	}
+	m := matcher{Embedder: local.New(8), sim: map[[2]string]float64{
+		{term("erase"), term("delete")}: 0.8,
+		{term("erase"), term("rename")}: 0.4, // below SimilarFloor
+	}}
+	rel := func(p Pipeline) map[int64]float64 {
+		res, err := p.Run(context.Background(), 1, "erase file", Options{RecallK: 50, TopK: 10, Stages: Stages{Keyword: true, Rerank: true}}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := map[int64]float64{}
+		for _, r := range res {
+			out[r.Hit.DocumentID] = r.Relevance
+		}
+		return out
+	}
+	store := flatStore(t, chunks)
+	plain := rel(Pipeline{Store: store, Reranker: lexical.New()})
+	meant := rel(Pipeline{Store: store, Reranker: lexical.New(), Embedder: m})
+	if plain[1] != plain[2] || plain[1] <= 0 || plain[1] >= 1 {
+		t.Fatalf("without matching: %v", plain)
+	}
+	if meant[1] <= plain[1] || meant[1] >= 1 {
+		t.Errorf("the synonym's section: %v, want above %v and below 1", meant[1], plain[1])
+	}
+	if meant[2] != plain[2] {
+		t.Errorf("a related word below the floor counted: %v, want %v", meant[2], plain[2])
+	}
+}
+
+// The dense list weighs what was asked for a query the embedder fully
+// knows, half of it for one it does not know at all.
+func TestDenseWeightFollowsCoverage(t *testing.T) {
+	for _, c := range []struct{ cov, want float64 }{{1, 2}, {0, 1}, {0.5, 1.5}} {
+		p := Pipeline{Embedder: matcher{Embedder: local.New(8), coverage: c.cov}}
+		if got := p.denseWeight("q", 2); got != c.want {
+			t.Errorf("coverage %v: weight %v, want %v", c.cov, got, c.want)
+		}
+	}
+	if got := (Pipeline{Embedder: local.New(8)}).denseWeight("q", 2); got != 2 {
+		t.Errorf("an embedder without coverage: %v", got)
+	}
+}
