@@ -18,7 +18,7 @@ type matcher struct {
 }
 
 func (m matcher) TermSimilarity(a, b string) float64 { return m.sim[[2]string{a, b}] }
-func (m matcher) Coverage(string) float64          { return m.coverage }
+func (m matcher) Coverage(string) float64            { return m.coverage }
 
 func term(w string) string { return analyze.Terms(w)[0] }
 
