@@ -131,6 +131,7 @@ func run(ctx context.Context, serveHTTP bool) error {
 		return err
 	}
 	defer d.Close()
+	log.Info("embeddings", d.DescribeEmbedders()...)
 	if err := api.Bootstrap(ctx, d, os.Stdout); err != nil {
 		return err
 	}
