@@ -44,7 +44,7 @@ func RouteScope(r Route) string {
 var leastRoleName = map[Perm]string{AnyUser: "any user", EditorUp: "editor", SiteAdminUp: "site_admin",
 	AdminOnly: "admin (tenant admins: their tenant)", PlatformOnly: "platform admin"}
 
-// RoleMatrix renders the admin route × role table of README from the route
+// RoleMatrix renders the admin route × role table of docs/roles.md from the route
 // table, so the documentation cannot drift from what the middleware enforces.
 // The platform admin is an admin of the platform tenant; a tenant admin an
 // admin of any other tenant (README "Tenants").

@@ -17,12 +17,12 @@ import (
 
 const matrixStart, matrixEnd = "<!-- role-matrix:start -->\n", "<!-- role-matrix:end -->"
 
-// TestReadmeRoleMatrixIsCurrent keeps README's role matrix equal to the one
-// generated from the routes. UPDATE_README=1 rewrites it.
-func TestReadmeRoleMatrixIsCurrent(t *testing.T) {
+// TestRoleMatrixIsCurrent keeps docs/roles.md's role matrix equal to the
+// one generated from the routes. UPDATE_ROLE_MATRIX=1 rewrites it.
+func TestRoleMatrixIsCurrent(t *testing.T) {
 	h := newHarness(t, "sqlite", nil)
 	want := RoleMatrix(h.s.Routes())
-	path := filepath.Join("..", "README.md")
+	path := filepath.Join("..", "docs", "roles.md")
 	b, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
@@ -30,17 +30,17 @@ func TestReadmeRoleMatrixIsCurrent(t *testing.T) {
 	readme := string(b)
 	i, j := strings.Index(readme, matrixStart), strings.Index(readme, matrixEnd)
 	if i < 0 || j < i {
-		t.Fatal("README.md has no role-matrix markers")
+		t.Fatal("docs/roles.md has no role-matrix markers")
 	}
 	got := readme[i+len(matrixStart) : j]
 	if got != want {
-		if os.Getenv("UPDATE_README") == "1" {
+		if os.Getenv("UPDATE_ROLE_MATRIX") == "1" {
 			if err := os.WriteFile(path, []byte(readme[:i+len(matrixStart)]+want+readme[j:]), 0o644); err != nil {
 				t.Fatal(err)
 			}
 			return
 		}
-		t.Fatalf("README role matrix is stale; run UPDATE_README=1 go test ./api -run TestReadmeRoleMatrix\nwant:\n%s", want)
+		t.Fatalf("docs/roles.md role matrix is stale; run UPDATE_ROLE_MATRIX=1 go test ./api -run TestRoleMatrix\nwant:\n%s", want)
 	}
 }
 
