@@ -158,7 +158,7 @@ func (r *report) render() string {
 		time.Now().UTC().Format("2006-01-02 15:04 UTC"), r.elapsed.Round(time.Second), r.machine.NProc, r.machine.CPUModel,
 		r.machine.MemTotal, r.machine.LoadAvg, r.machine.Commit)
 	w("")
-	env := "the embedded defaults (SQLite, embedded vector store, local hashing embedder, lexical reranker, extractive responder)"
+	env := "the embedded defaults (SQLite, embedded vector store, the learned English embedder blended with hashing, lexical reranker, extractive responder)"
 	if len(r.loreEnv) > 0 {
 		env += ", with " + strings.Join(r.loreEnv, " ")
 	}
