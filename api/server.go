@@ -26,6 +26,7 @@ import (
 	"github.com/lorekb/lore/internal/readcache"
 	"github.com/lorekb/lore/internal/streamhub"
 	"github.com/lorekb/lore/internal/telemetry"
+	"github.com/lorekb/lore/web"
 	"github.com/lorekb/lore/workflows"
 )
 
@@ -141,6 +142,7 @@ func (s *Server) mount() {
 		return c.Send(b)
 	})
 	s.app.Use("/docs/assets", filesystem.New(filesystem.Config{Root: http.FS(sub), MaxAge: 3600}))
+	web.Mount(s.app, s.log) // the reader and chat pages (/, /s/..., /ui/assets), clients of the API above
 }
 
 func (s *Server) serveSpec(surface Surface) fiber.Handler {

@@ -1,0 +1,473 @@
+// Package web is Lore's built-in face for people: the reader (public sites,
+// their collection trees, documents, keyword search, the site password gate)
+// with the streamed, cited chat on every page. Pages are rendered here from
+// the Client API, called in process (client.go), so the JSON API stays the
+// contract and the pages are its first client; the chat runs in the browser
+// (static/chat.js) against /v1/chat/responses directly. Templates and assets
+// are embedded: the binary serves everything, nothing is fetched elsewhere.
+package web
+
+import (
+	"bytes"
+	"embed"
+	"errors"
+	"html/template"
+	"io"
+	"io/fs"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+	"github.com/gofiber/fiber/v2/middleware/filesystem"
+)
+
+//go:embed templates static
+var files embed.FS
+
+// AssetsPath is where the static files are served.
+const AssetsPath = "/ui/assets"
+
+// csp is the Content-Security-Policy of every page: only this origin's
+// scripts, styles, images and fetches; no inline script or style, no
+// plugins, no framing. A document that slipped a script past the sanitizer
+// would still not run it.
+const csp = "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; " +
+	"object-src 'none'; base-uri 'none'; frame-ancestors 'none'; form-action 'self'"
+
+// siteCookie prefixes the cookie that keeps a site's access token (its id
+// follows); the token itself is the Client API's (verify-password).
+const siteCookie = "lore_site_"
+
+// Web serves the pages.
+type Web struct {
+	api   *client
+	log   *slog.Logger
+	pages map[string]*template.Template
+}
+
+// Mount registers the pages on app: "/", "/s/{slug}" and below, "/go/..."
+// (a cited document by ids) and the assets under AssetsPath. Nothing else is
+// taken: every API path, and any other unknown path, still reaches the API's
+// own routes and its JSON 404.
+func Mount(app *fiber.App, log *slog.Logger) *Web {
+	if log == nil {
+		log = slog.Default()
+	}
+	w := &Web{api: &client{app: app}, log: log, pages: parsePages()}
+	static, _ := fs.Sub(files, "static")
+	app.Get("/", w.index)
+	app.Get("/s/:slug", w.sitePage)
+	app.Get("/s/:slug/search", w.searchPage)
+	app.Get("/s/:slug/d/:id", w.docPage)
+	app.Post("/s/:slug/unlock", w.unlock)
+	app.Get("/go/:site/:doc", w.goDoc)
+	app.Use(AssetsPath, filesystem.New(filesystem.Config{Root: http.FS(static), MaxAge: 300}))
+	return w
+}
+
+// ---- templates ---------------------------------------------------------
+
+var funcs = template.FuncMap{
+	"date": func(t time.Time) string {
+		if t.IsZero() {
+			return ""
+		}
+		return t.UTC().Format("2 Jan 2006")
+	},
+	"deref": func(s *string) string {
+		if s == nil {
+			return ""
+		}
+		return *s
+	},
+	"add": func(a, b int) int { return a + b },
+}
+
+func parsePages() map[string]*template.Template {
+	base := template.Must(template.New("layout.html").Funcs(funcs).ParseFS(files, "templates/layout.html"))
+	pages := map[string]*template.Template{}
+	for _, name := range []string{"index", "site", "doc", "search", "gate", "error"} {
+		t := template.Must(template.Must(base.Clone()).ParseFS(files, "templates/"+name+".html"))
+		pages[name] = t
+	}
+	return pages
+}
+
+// navNode is one entry of the sidebar tree.
+type navNode struct {
+	Title    string
+	Href     string
+	IsCol    bool
+	Open     bool // a collection on the way to the current document
+	Current  bool
+	Children []navNode
+}
+
+// view is what the layout reads; Page is the page's own data.
+type view struct {
+	Title     string
+	Site      *site
+	Accent    string // CSS colour of the site's theme
+	Nav       []navNode
+	Query     string
+	SiteToken string // for the chat's requests (X-Site-Access-Token)
+	Locked    bool   // the password gate: no search, no chat
+	Page      any
+}
+
+func (w *Web) render(c *fiber.Ctx, status int, name string, v view) error {
+	if v.Site != nil {
+		v.Accent = accent(v.Site.ThemeColor)
+	}
+	var buf bytes.Buffer
+	if err := w.pages[name].ExecuteTemplate(&buf, "layout", v); err != nil {
+		w.log.Error("render page", "page", name, "err", err)
+		status = http.StatusInternalServerError
+		buf.Reset()
+		buf.WriteString("<!doctype html><title>Error</title><p>The page could not be shown.</p>")
+	}
+	pageHeaders(c)
+	c.Status(status)
+	return c.Send(buf.Bytes())
+}
+
+func pageHeaders(c *fiber.Ctx) {
+	c.Set(fiber.HeaderContentType, fiber.MIMETextHTMLCharsetUTF8)
+	c.Set(fiber.HeaderContentSecurityPolicy, csp)
+	c.Set(fiber.HeaderXContentTypeOptions, "nosniff")
+	c.Set(fiber.HeaderReferrerPolicy, "same-origin")
+	c.Set(fiber.HeaderCacheControl, "no-store")
+}
+
+// errorPage shows a failed call: the API's 404 as a page that says so,
+// anything else as a generic failure (logged).
+func (w *Web) errorPage(c *fiber.Ctx, v view, err error) error {
+	var ae *apiError
+	status, msg := http.StatusBadGateway, "Something went wrong while loading this page. Please try again."
+	if errors.As(err, &ae) {
+		switch {
+		case ae.Status == http.StatusNotFound:
+			status, msg = http.StatusNotFound, "This page does not exist, or is not published."
+		case ae.Status == http.StatusTooManyRequests:
+			status, msg = ae.Status, "Too many requests: please wait a moment and try again."
+		case ae.Status >= 400 && ae.Status < 500:
+			status, msg = ae.Status, ae.Msg
+		}
+	}
+	if status >= 500 {
+		w.log.Error("page failed", "path", c.Path(), "err", err)
+	}
+	v.Title = http.StatusText(status)
+	v.Page = map[string]any{"Status": status, "Message": msg}
+	return w.render(c, status, "error", v)
+}
+
+var hexColor = regexp.MustCompile(`^#[0-9a-fA-F]{3}([0-9a-fA-F]{3})?$`)
+
+// themes maps the theme names sites use to colours.
+var themes = map[string]string{"blue": "#2563eb", "green": "#16a34a", "red": "#dc2626", "orange": "#ea580c",
+	"purple": "#7c3aed", "pink": "#db2777", "teal": "#0d9488", "cyan": "#0891b2", "indigo": "#4f46e5",
+	"yellow": "#ca8a04", "gray": "#4b5563", "grey": "#4b5563", "black": "#111827"}
+
+func accent(theme string) string {
+	theme = strings.ToLower(strings.TrimSpace(theme))
+	if hexColor.MatchString(theme) {
+		return theme
+	}
+	if c, ok := themes[theme]; ok {
+		return c
+	}
+	return themes["blue"]
+}
+
+// ---- pages -------------------------------------------------------------
+
+// index lists the active public sites (Client API site list).
+func (w *Web) index(c *fiber.Ctx) error {
+	q := strings.TrimSpace(c.Query("q"))
+	v := view{Title: "Lore", Query: q}
+	query := url.Values{"is_pager": {"0"}}
+	if q != "" {
+		query.Set("keyword", limit(q, 200))
+	}
+	var sites page[site]
+	if err := w.api.call(c, http.MethodGet, "/v1/sites", query, "", nil, &sites); err != nil {
+		return w.errorPage(c, v, err)
+	}
+	v.Page = sites.List
+	return w.render(c, http.StatusOK, "index", v)
+}
+
+// siteView loads the site of the path and its tree, or answers the page
+// itself (not found, or the password gate): ok is false then.
+func (w *Web) siteView(c *fiber.Ctx, current int64) (view, bool, error) {
+	slug := c.Params("slug")
+	var st site
+	if err := w.api.call(c, http.MethodGet, "/v1/sites:bySlug/"+url.PathEscape(slug), nil, "", nil, &st); err != nil {
+		return view{}, false, w.errorPage(c, view{Title: "Lore"}, err)
+	}
+	v := view{Title: st.Name, Site: &st}
+	token := ""
+	if st.RequiresPassword {
+		token = c.Cookies(siteCookie + strconv.FormatInt(st.ID, 10))
+		if token == "" {
+			return v, false, w.gate(c, v, "", http.StatusOK)
+		}
+	}
+	var tree []treeNode
+	err := w.api.call(c, http.MethodGet, "/v1/collections:tree",
+		url.Values{"site_id": {strconv.FormatInt(st.ID, 10)}, "include_documents": {"true"}}, token, nil, &tree)
+	var ae *apiError
+	if errors.As(err, &ae) && (ae.Status == http.StatusUnauthorized || ae.Status == http.StatusForbidden) && st.RequiresPassword {
+		// The token expired or the password changed: ask again.
+		w.forgetToken(c, st.ID)
+		return v, false, w.gate(c, v, "Your access has expired. Please enter the password again.", http.StatusOK)
+	}
+	if err != nil {
+		return v, false, w.errorPage(c, v, err)
+	}
+	v.SiteToken = token
+	v.Nav, _ = navFrom(tree, st.Slug, current)
+	return v, true, nil
+}
+
+// navFrom builds the sidebar from the tree, opening the collections on the
+// way to the current document; it reports whether current was found.
+func navFrom(nodes []treeNode, slug string, current int64) ([]navNode, bool) {
+	var out []navNode
+	found := false
+	for _, n := range nodes {
+		if n.Type == "collection" {
+			kids, in := navFrom(n.Children, slug, current)
+			found = found || in
+			out = append(out, navNode{Title: n.Title, IsCol: true, Open: in, Children: kids})
+			continue
+		}
+		cur := n.ID == current
+		found = found || cur
+		out = append(out, navNode{Title: n.Title, Href: "/s/" + url.PathEscape(slug) + "/d/" + strconv.FormatInt(n.ID, 10), Current: cur})
+	}
+	return out, found
+}
+
+// siteHome is a site's front page: description, quick questions, latest
+// documents.
+type siteHome struct {
+	Recent []document
+	Total  int
+}
+
+func (w *Web) sitePage(c *fiber.Ctx) error {
+	v, ok, err := w.siteView(c, 0)
+	if !ok {
+		return err
+	}
+	var docs page[document]
+	q := url.Values{"site_id": {strconv.FormatInt(v.Site.ID, 10)}, "size": {"10"}, "order_by": {"updated_at"}}
+	if err := w.api.call(c, http.MethodGet, "/v1/documents", q, v.SiteToken, nil, &docs); err != nil {
+		return w.errorPage(c, v, err)
+	}
+	v.Page = siteHome{Recent: docs.List, Total: docs.Pagination.Total}
+	return w.render(c, http.StatusOK, "site", v)
+}
+
+// docView is a document page.
+type docView struct {
+	Doc  document
+	HTML template.HTML
+}
+
+func (w *Web) docPage(c *fiber.Ctx) error {
+	id, err := strconv.ParseInt(c.Params("id"), 10, 64)
+	if err != nil || id <= 0 {
+		return w.errorPage(c, view{Title: "Lore"}, &apiError{Status: http.StatusNotFound})
+	}
+	v, ok, err := w.siteView(c, id)
+	if !ok {
+		return err
+	}
+	var d document
+	q := url.Values{"site_id": {strconv.FormatInt(v.Site.ID, 10)}}
+	if err := w.api.call(c, http.MethodGet, "/v1/documents/"+strconv.FormatInt(id, 10), q, v.SiteToken, nil, &d); err != nil {
+		return w.errorPage(c, v, err)
+	}
+	v.Title = d.Title + " · " + v.Site.Name
+	content := ""
+	if d.Content != nil {
+		content = *d.Content
+	}
+	v.Page = docView{Doc: d, HTML: RenderMarkdown(content)}
+	return w.render(c, http.StatusOK, "doc", v)
+}
+
+// searchView is a page of keyword search results.
+type searchView struct {
+	Query   string
+	Results []searchHit
+	Total   int
+	Page    int
+	Prev    string
+	Next    string
+}
+
+type searchHit struct {
+	Doc     document
+	Snippet string
+}
+
+const searchPageSize = 20
+
+func (w *Web) searchPage(c *fiber.Ctx) error {
+	v, ok, err := w.siteView(c, 0)
+	if !ok {
+		return err
+	}
+	q := limit(strings.TrimSpace(c.Query("q")), 200)
+	pg, _ := strconv.Atoi(c.Query("page"))
+	pg = max(pg, 1)
+	v.Query = q
+	v.Title = "Search · " + v.Site.Name
+	sv := searchView{Query: q, Page: pg}
+	if q != "" {
+		var docs page[document]
+		query := url.Values{"site_id": {strconv.FormatInt(v.Site.ID, 10)}, "keyword": {q}, "exclude_content": {"false"},
+			"page": {strconv.Itoa(pg)}, "size": {strconv.Itoa(searchPageSize)}}
+		if err := w.api.call(c, http.MethodGet, "/v1/documents", query, v.SiteToken, nil, &docs); err != nil {
+			return w.errorPage(c, v, err)
+		}
+		sv.Total = docs.Pagination.Total
+		for _, d := range docs.List {
+			text := ""
+			if d.Content != nil {
+				text = *d.Content
+			}
+			if text == "" && d.Summary != nil {
+				text = *d.Summary
+			}
+			d.Content = nil
+			sv.Results = append(sv.Results, searchHit{Doc: d, Snippet: Snippet(text, q, 240)})
+		}
+		base := "/s/" + url.PathEscape(v.Site.Slug) + "/search?q=" + url.QueryEscape(q) + "&page="
+		if pg > 1 {
+			sv.Prev = base + strconv.Itoa(pg-1)
+		}
+		if pg*searchPageSize < sv.Total {
+			sv.Next = base + strconv.Itoa(pg+1)
+		}
+	}
+	v.Page = sv
+	return w.render(c, http.StatusOK, "search", v)
+}
+
+// ---- the password gate -------------------------------------------------
+
+func (w *Web) gate(c *fiber.Ctx, v view, msg string, status int) error {
+	v.Title = v.Site.Name + " · password"
+	v.Locked = true
+	next := c.Path()
+	if c.Method() != http.MethodGet {
+		next = c.Query("next")
+	}
+	v.Page = map[string]any{"Error": msg, "Next": next}
+	return w.render(c, status, "gate", v)
+}
+
+// unlockMax bounds the password form's body.
+const unlockMax = 4 << 10
+
+// unlock exchanges the site password for an access token (Client API
+// verify-password) and keeps it in a cookie for the site's pages.
+func (w *Web) unlock(c *fiber.Ctx) error {
+	slug := c.Params("slug")
+	var st site
+	if err := w.api.call(c, http.MethodGet, "/v1/sites:bySlug/"+url.PathEscape(slug), nil, "", nil, &st); err != nil {
+		return w.errorPage(c, view{Title: "Lore"}, err)
+	}
+	v := view{Title: st.Name, Site: &st}
+	home := "/s/" + url.PathEscape(st.Slug)
+	if !st.RequiresPassword {
+		return c.Redirect(home, http.StatusSeeOther)
+	}
+	form, err := readForm(c)
+	if err != nil {
+		return w.gate(c, v, "The form could not be read.", http.StatusBadRequest)
+	}
+	pw := form.Get("password")
+	if pw == "" {
+		return w.gate(c, v, "Please enter the password.", http.StatusOK)
+	}
+	var tok accessToken
+	err = w.api.call(c, http.MethodPost, "/v1/client/sites/"+url.PathEscape(st.Slug)+"/verify-password", nil, "",
+		map[string]string{"password": limit(pw, 64)}, &tok)
+	var ae *apiError
+	switch {
+	case errors.As(err, &ae) && (ae.Status == http.StatusUnauthorized || ae.Status == http.StatusBadRequest || ae.Status == http.StatusUnprocessableEntity):
+		return w.gate(c, v, "Wrong password.", http.StatusOK)
+	case errors.As(err, &ae) && ae.Status == http.StatusTooManyRequests:
+		return w.gate(c, v, "Too many attempts. Please wait a few minutes and try again.", http.StatusTooManyRequests)
+	case err != nil:
+		return w.errorPage(c, v, err)
+	}
+	maxAge := int(tok.ExpiresIn)
+	if maxAge <= 0 {
+		maxAge = 24 * 3600
+	}
+	c.Cookie(&fiber.Cookie{Name: siteCookie + strconv.FormatInt(st.ID, 10), Value: tok.AccessToken, Path: "/",
+		MaxAge: maxAge, HTTPOnly: true, Secure: c.Protocol() == "https", SameSite: fiber.CookieSameSiteLaxMode})
+	next := c.Query("next")
+	if !strings.HasPrefix(next, home+"/") {
+		next = home
+	}
+	return c.Redirect(next, http.StatusSeeOther)
+}
+
+func (w *Web) forgetToken(c *fiber.Ctx, siteID int64) {
+	c.Cookie(&fiber.Cookie{Name: siteCookie + strconv.FormatInt(siteID, 10), Value: "", Path: "/", MaxAge: -1,
+		Expires: time.Unix(1, 0), HTTPOnly: true, SameSite: fiber.CookieSameSiteLaxMode})
+}
+
+// readForm reads an urlencoded body of at most unlockMax bytes.
+func readForm(c *fiber.Ctx) (url.Values, error) {
+	if n := c.Request().Header.ContentLength(); n > unlockMax {
+		return nil, errors.New("too large")
+	}
+	var r io.Reader = bytes.NewReader(c.Request().Body())
+	if s := c.Context().RequestBodyStream(); s != nil {
+		r = s
+	}
+	b, err := io.ReadAll(io.LimitReader(r, unlockMax+1))
+	if err != nil || len(b) > unlockMax {
+		return nil, errors.New("unreadable")
+	}
+	return url.ParseQuery(string(b))
+}
+
+// ---- citations ---------------------------------------------------------
+
+// goDoc opens a cited document given its site and document ids (what a chat
+// source carries): it finds the site's slug and redirects to the page.
+func (w *Web) goDoc(c *fiber.Ctx) error {
+	siteID, err1 := strconv.ParseInt(c.Params("site"), 10, 64)
+	docID, err2 := strconv.ParseInt(c.Params("doc"), 10, 64)
+	if err1 != nil || err2 != nil || siteID <= 0 || docID <= 0 {
+		return w.errorPage(c, view{Title: "Lore"}, &apiError{Status: http.StatusNotFound})
+	}
+	var st site
+	if err := w.api.call(c, http.MethodGet, "/v1/sites/"+strconv.FormatInt(siteID, 10), nil, "", nil, &st); err != nil {
+		return w.errorPage(c, view{Title: "Lore"}, err)
+	}
+	return c.Redirect("/s/"+url.PathEscape(st.Slug)+"/d/"+strconv.FormatInt(docID, 10), http.StatusFound)
+}
+
+// limit cuts s to at most n runes.
+func limit(s string, n int) string {
+	if r := []rune(s); len(r) > n {
+		return string(r[:n])
+	}
+	return s
+}
