@@ -87,7 +87,9 @@ func (s *Server) eeConfigRoutes() []Route {
 			Summary: "EE: the site's access and API bot settings", Response: SiteEEConfig{}, Handler: s.getEEConfig},
 		{Surface: Admin, Method: http.MethodPatch, Path: "/sites/{id}/ee-config", Tag: "sites", Perm: SiteAdminUp,
 			Summary: "EE: change the site's access (public flag, password) and API bot (enabled, key, timeout)",
-			Body:    SiteEEConfigUpdate{}, Response: SiteEEConfig{}, Handler: s.patchEEConfig},
+			Description: "chat.caller_instructions and chat.daily_token_budget are a tenant admin's or platform admin's to change: " +
+				"a site_admin sending other values than the stored ones gets 403 and nothing is changed.",
+			Body: SiteEEConfigUpdate{}, Response: SiteEEConfig{}, Handler: s.patchEEConfig},
 	}
 }
 
@@ -159,6 +161,10 @@ func (s *Server) patchEEConfig(c *fiber.Ctx) error {
 	var in SiteEEConfigUpdate
 	if err := bindJSON(c, &in); err != nil {
 		return err
+	}
+	if ch := in.Chat; ch != nil && !principal(c).IsAdmin() && chatSettingsChange(st, ch.CallerInstructions, ch.DailyTokenBudget) {
+		// Refused before any block is written: the request changes nothing.
+		return Errf(http.StatusForbidden, "chat.caller_instructions and chat.daily_token_budget: only a tenant or platform admin may change them")
 	}
 	ctx := c.UserContext()
 	generated := ""
@@ -293,6 +299,25 @@ func (s *Server) saveBotConfigEntry(ctx context.Context, st *models.Site, key st
 		return err
 	}
 	return nil
+}
+
+// chatSettingsChange reports whether the chat block would change the site's
+// caller instructions or daily token budget. Both decide what the site's
+// public chat may spend and let in, so they are the tenant's to set: a
+// site_admin may send them back as they are (a form that round-trips the
+// block) but not change them.
+func chatSettingsChange(st *models.Site, instructions *bool, budget *int64) bool {
+	cur := readChatSettings(st)
+	if instructions != nil && *instructions != cur.CallerInstructions {
+		return true
+	}
+	if budget == nil {
+		return false
+	}
+	if *budget < 0 {
+		return cur.DailyTokenBudget != nil
+	}
+	return cur.DailyTokenBudget == nil || *cur.DailyTokenBudget != *budget
 }
 
 // patchChatSettings applies the chat block (a budget of -1 returns to the

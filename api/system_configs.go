@@ -155,7 +155,8 @@ func (s *Server) systemConfigRoutes() []Route {
 		{Surface: Admin, Method: http.MethodPut, Path: "/system-configs/ai-config", Tag: "system-configs", Perm: AdminOnly,
 			Summary: "Update sections of the AI model configuration",
 			Description: "Only the sections present change. An omitted or masked api_key keeps the stored key while the provider and base_url stay; " +
-				"a section whose provider or base_url changes must send api_key (\"\" for none). base_url must be http(s), without credentials, " +
+				"a section whose provider or base_url changes must send api_key (\"\" for none); outside the platform tenant, a section that would keep the " +
+				"platform's key must send its own api_key when its provider, base_url or model differs from the platform's. base_url must be http(s), without credentials, " +
 				"and may not name metadata, link-local, loopback or private addresses unless LORE_ALLOWED_PROVIDER_HOSTS allows them. " +
 				"Changing the embedding provider, model, base_url or dimension marks the tenant's vectorized documents outdated.",
 			Body: AIConfigUpdate{}, Response: AIConfigView{}, Handler: s.putAIConfig},
@@ -336,6 +337,34 @@ func resendKey(section string, raw json.RawMessage, m *deps.ModelConfig) error {
 	return nil
 }
 
+// sameModelSettings reports whether a section uses the platform's model
+// settings: its provider, base_url and model.
+func sameModelSettings(m, def deps.ModelConfig) bool {
+	norm := func(m deps.ModelConfig) [3]string {
+		return [3]string{strings.ToLower(strings.TrimSpace(m.Provider)), strings.TrimRight(strings.TrimSpace(m.BaseURL), "/"),
+			strings.TrimSpace(m.Model)}
+	}
+	return norm(m) == norm(def)
+}
+
+// platformKeyOnly is the rule for a tenant's section (not the platform
+// tenant's) that would keep the platform's environment key: the platform
+// pays for its key with its own provider, base_url and model only, so a
+// section that changes any of them must bring its own api_key (a key sent
+// in clear in this request is the caller's own, whatever its value).
+func platformKeyOnly(section string, raw json.RawMessage, m, def deps.ModelConfig) error {
+	if def.APIKey == "" || m.APIKey != def.APIKey || sameModelSettings(m, def) {
+		return nil
+	}
+	sent := map[string]any{}
+	_ = json.Unmarshal(raw, &sent)
+	if k, ok := sent["api_key"].(string); ok && k != "" && !strings.Contains(k, "****") {
+		return nil
+	}
+	return Invalid("%s.api_key: required when the provider, base_url or model differs from the platform's "+
+		"(the platform's key is only used with the platform's model settings)", section)
+}
+
 // checkModel validates a merged model section (provider lower-cased in place).
 func (s *Server) checkModel(section string, m *deps.ModelConfig, allowed []string) error {
 	m.Provider = strings.ToLower(strings.TrimSpace(m.Provider))
@@ -397,6 +426,7 @@ func (s *Server) putAIConfig(c *fiber.Ctx) error {
 	}
 	ctx := c.UserContext()
 	tenant := cfgTenant(c)
+	platform := principal(c).IsPlatform()
 	def := s.d.DefaultAIConfig()
 	var before, after deps.AIConfig
 	defer s.d.ForgetAIConfig(tenant)
@@ -439,6 +469,11 @@ func (s *Server) putAIConfig(c *fiber.Ctx) error {
 					return "", err
 				}
 				if err := s.checkModel(sec.name, &m, sec.allowed); err != nil {
+					return "", err
+				}
+			}
+			if !platform {
+				if err := platformKeyOnly(sec.name, raw[sec.name], m, sec.def); err != nil {
 					return "", err
 				}
 			}
