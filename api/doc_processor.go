@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"strings"
 	"time"
@@ -14,6 +15,7 @@ import (
 	"github.com/lorekb/lore/internal/convert/processor"
 	_ "github.com/lorekb/lore/internal/convert/processor/drivers" // the drivers test-connection reaches
 	"github.com/lorekb/lore/internal/db"
+	"github.com/lorekb/lore/internal/netguard"
 )
 
 // DocProcessorView is GET /system-configs/doc-processor (the reference's
@@ -231,7 +233,21 @@ func redact(msg, secret string) string {
 }
 
 // outboundClient is the HTTP client of calls to addresses an administrator
-// configured.
+// configured. It follows no redirect: the request (and its key) goes to the
+// configured address only, and a redirect answer is an error naming it, so
+// the administrator can set the final address instead.
 func (s *Server) outboundClient(timeout time.Duration) *http.Client {
-	return &http.Client{Timeout: timeout, Transport: s.d.Outbound()}
+	return &http.Client{Timeout: timeout, Transport: s.d.Outbound(), CheckRedirect: refuseRedirect}
+}
+
+// errRedirect is the error of a redirect answer from a configured address.
+var errRedirect = errors.New("redirects are not followed; set base_url to the address that answers")
+
+// refuseRedirect is the CheckRedirect of outboundClient.
+func refuseRedirect(req *http.Request, _ []*http.Request) error {
+	status := 0
+	if req.Response != nil {
+		status = req.Response.StatusCode
+	}
+	return fmt.Errorf("the processor answered %d, a redirect to %s: %w", status, netguard.RedactURL(req.URL.String()), errRedirect)
 }

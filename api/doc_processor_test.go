@@ -5,6 +5,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/lorekb/lore/internal/convert/processor"
 )
@@ -75,5 +76,33 @@ func TestDocProcessorConfig(t *testing.T) {
 	stored, _ := processor.Parse(row.Value)
 	if len(stored.Processors) != 1 || stored.Processors[0].APIKey != "docling-secret-key" || stored.Processors[0].Name != "Docling 2" {
 		t.Fatalf("stored %+v", stored)
+	}
+}
+
+// TestDocProcessorFollowsNoRedirect: test-connection sends its request to
+// the configured address only; a redirect answer is a processor error
+// naming the redirect, and the redirect's target is never asked.
+func TestDocProcessorFollowsNoRedirect(t *testing.T) {
+	h := newHarness(t, "sqlite", map[string]string{"LORE_ALLOWED_PROVIDER_HOSTS": "127.0.0.1"})
+	var followed bool
+	target := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		followed = true
+		_, _ = w.Write([]byte(`{"status":"ok"}`))
+	}))
+	defer target.Close()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, target.URL+r.URL.Path, http.StatusFound)
+	}))
+	defer srv.Close()
+	r := h.do("POST", "/admin/api/v1/system-configs/doc-processor/test-connection", map[string]any{"config": map[string]any{
+		"name": "Docling", "type": "Docling", "base_url": srv.URL, "api_key": "docling-secret-key"}}, h.admin)
+	if r.Status != 400 || !strings.Contains(r.Msg, "redirect") || strings.Contains(string(r.Raw), "docling-secret-key") {
+		t.Fatalf("redirect answer: %d %s", r.Status, r.Raw)
+	}
+	if followed {
+		t.Fatal("the redirect was followed")
+	}
+	if c := h.s.outboundClient(time.Second); c.CheckRedirect == nil {
+		t.Fatal("outboundClient follows redirects")
 	}
 }
