@@ -210,8 +210,10 @@ func TestSystemConfigEmbeddingChangeMarksOutdated(t *testing.T) {
 				t.Fatalf("doc %d: %v %q", i, err, d.VectorStatus)
 			}
 		}
+		// The local embedder's dimension sizes its hashing part.
+		want, _ := deps.LocalEmbedder("", 384)
 		e, err := h.d.Embedder(context.Background(), site.TenantID)
-		if err != nil || e.Dimension() != 384 {
+		if err != nil || e.Dimension() != want.Dimension() {
 			t.Fatalf("embedder: %v", err)
 		}
 		// deleting the config goes back to the default space: outdated again

@@ -263,7 +263,7 @@ func TestImportBadInput(t *testing.T) {
 		{"unknown site", map[string]string{"site_id": "987654321"}, md, a.token, 400},
 		{"no site", map[string]string{}, md, a.token, 422},
 		{"collection of another site", map[string]string{"site_id": itoa(site), "collection_id": itoa(col.ID)}, md, a.token, 400},
-		{"unknown processor", map[string]string{"site_id": itoa(site), "processor_type": "Docling"}, md, a.token, 400},
+		{"unknown processor", map[string]string{"site_id": itoa(site), "processor_type": "MinerU"}, md, a.token, 400},
 		{"site not managed (as unknown)", map[string]string{"site_id": itoa(site)}, md, lr.Token, 400},
 		{"bad boolean", map[string]string{"site_id": itoa(site), "publish": "maybe"}, md, a.token, 422},
 	}

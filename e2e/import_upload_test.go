@@ -212,7 +212,7 @@ func TestImportUploadRefusedLate(t *testing.T) {
 		{"too many files", []formPart{{"site_id", "", s}, {"files", "a.md", md}, {"files", "b.md", md}, {"files", "c.md", md}}, 422},
 		{"empty file after one streamed", []formPart{{"site_id", "", s}, {"files", "a.md", md}, {"files", "e.md", nil}}, 400},
 		{"traversal after one streamed", []formPart{{"site_id", "", s}, {"files", "a.md", md}, {"files", "../x.md", md}}, 400},
-		{"unknown processor after files", []formPart{{"site_id", "", s}, {"files", "a.md", md}, {"processor_type", "", []byte("Docling")}}, 400},
+		{"unknown processor after files", []formPart{{"site_id", "", s}, {"files", "a.md", md}, {"processor_type", "", []byte("MinerU")}}, 400},
 	}
 	for _, c := range cases {
 		r := a.multipartOrdered("/admin/api/v1/documents:import", c.parts, a.token)

@@ -124,7 +124,9 @@ func TestUpstreamErrorTextIsNeverShownNorStored(t *testing.T) {
 // each stored turn against its site's daily budget; once it is used up the
 // site's next turn is 429 before anything is stored.
 func TestChatBudgetCountsStoredTurns(t *testing.T) {
-	a := newApp(t, "sqlite", map[string]string{"LORE_CHAT_DAILY_TOKEN_BUDGET": "50"})
+	// Room for the first turn's reservation (its prompt's estimate times
+	// the agent's iterations), not for a second once the first is counted.
+	a := newApp(t, "sqlite", map[string]string{"LORE_CHAT_DAILY_TOKEN_BUDGET": "100"})
 	site := a.site("Budget")
 	other := a.site("Budget other")
 	a.waitStatus(a.newDoc(site, "Installation", installDoc, "published"), "completed")

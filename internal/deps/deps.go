@@ -5,6 +5,7 @@ package deps
 import (
 	"context"
 	"fmt"
+	"github.com/lorekb/lore/internal/embed/learned"
 	"log/slog"
 	"net/http"
 	"os"
@@ -125,6 +126,13 @@ func Open(ctx context.Context, cfg *config.Config, log *slog.Logger) (*Deps, err
 		}
 		d.Temporal = tc
 		d.closers = append(d.closers, tc.Close)
+	}
+	if m := d.DefaultAIConfig().Embedding; (m.Provider == "" || m.Provider == "local") && !HashingOnly(m.Model) {
+		// Decode the learned model now, not inside the first model lookup
+		// (which would hold the model cache for it).
+		if _, err := learned.English(); err != nil {
+			return nil, fmt.Errorf("the embedded learned model: %w", err)
+		}
 	}
 	return d, nil
 }
