@@ -25,10 +25,10 @@ run:
 tools: tools-temporal tools-minio
 
 tools-temporal:
-	@test -x $(BIN)/temporal || GOBIN=$(BIN) go install github.com/temporalio/cli/cmd/temporal@$(TEMPORAL_CLI_VERSION)
+	@test -x $(BIN)/temporal || { echo "==> building the Temporal CLI $(TEMPORAL_CLI_VERSION) into bin/ (first time only, several minutes)"; GOBIN=$(BIN) go install github.com/temporalio/cli/cmd/temporal@$(TEMPORAL_CLI_VERSION); }
 
 tools-minio:
-	@test -x $(BIN)/minio || GOBIN=$(BIN) go install github.com/minio/minio@$(MINIO_VERSION)
+	@test -x $(BIN)/minio || { echo "==> building MinIO into bin/ for the S3 tests (first time only, several minutes)"; GOBIN=$(BIN) go install github.com/minio/minio@$(MINIO_VERSION); }
 
 test: tools
 	TEMPORAL_CLI=$(BIN)/temporal MINIO_BIN=$(BIN)/minio go test $(GO_TEST_FLAGS) -p 2 ./...
