@@ -106,3 +106,21 @@ func (c *client) chat(ctx context.Context, siteID int64, q string) (chatReply, e
 	out.text = text.String()
 	return out, sc.Err()
 }
+
+// retry503 runs fn again, up to three more times a second or two apart,
+// while it fails with HTTP 503: on a loaded machine the Temporal dev server
+// can miss its namespace for a moment ("Namespace default is not found"),
+// which says nothing about retrieval quality.
+func retry503(ctx context.Context, fn func() error) error {
+	err := fn()
+	for i := 1; i <= 3 && err != nil && strings.Contains(err.Error(), "HTTP 503"); i++ {
+		logf("retrying after %v", err)
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(time.Duration(i) * 1500 * time.Millisecond):
+		}
+		err = fn()
+	}
+	return err
+}

@@ -248,8 +248,10 @@ func (e *evaluation) retrieval(ctx context.Context, s *corpusSite, set evalSet, 
 					Relevance  float64 `json:"relevance"`
 				} `json:"chunks"`
 			}
-			if err := e.api.Call(ctx, http.MethodPost, "/admin/api/v1/documents:retrieve", map[string]any{
-				"site_id": s.siteID, "query": q.q, "top_k": e.o.k, "stages": c.stages}, &out); err != nil {
+			if err := retry503(ctx, func() error {
+				return e.api.Call(ctx, http.MethodPost, "/admin/api/v1/documents:retrieve", map[string]any{
+					"site_id": s.siteID, "query": q.q, "top_k": e.o.k, "stages": c.stages}, &out)
+			}); err != nil {
 				return err
 			}
 			for _, ch := range out.Chunks {
@@ -334,7 +336,12 @@ func (e *evaluation) answers(ctx context.Context, s *corpusSite, set evalSet) (a
 	var mu sync.Mutex
 	err := parallel(ctx, len(all), 2, func(ctx context.Context, i int) error {
 		q := all[i]
-		r, err := e.api.chat(ctx, s.siteID, q.q)
+		var r chatReply
+		err := retry503(ctx, func() error {
+			var err error
+			r, err = e.api.chat(ctx, s.siteID, q.q)
+			return err
+		})
 		if err != nil {
 			return err
 		}
