@@ -10,6 +10,12 @@ import (
 	"go.temporal.io/sdk/workflow"
 )
 
+// importActivities are the import activities of the worker, with the
+// per-file conversion budget of LORE_IMPORT_FILE_TIMEOUT.
+func importActivities(d *deps.Deps) *activities.Import {
+	return &activities.Import{D: d, Sources: d.DataSource, FileTimeout: d.Cfg.ImportFileTimeout}
+}
+
 // register registers every workflow and activity of Lore on w.
 func register(ctx context.Context, w worker.Worker, d *deps.Deps) error {
 	_ = ctx
@@ -23,7 +29,7 @@ func register(ctx context.Context, w worker.Worker, d *deps.Deps) error {
 		workflow.RegisterOptions{Name: workflows.ChatWorkflowName})
 	w.RegisterWorkflow(workflows.KefuSync)
 	w.RegisterWorkflow(workflows.Import)
-	w.RegisterActivity(&activities.Import{D: d, Sources: d.DataSource})
+	w.RegisterActivity(importActivities(d))
 	w.RegisterWorkflow(workflows.Retrieve)
 	w.RegisterActivity(&activities.Vectorize{D: d})
 	w.RegisterActivity(&activities.Sites{D: d})

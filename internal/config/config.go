@@ -19,8 +19,13 @@ type Config struct {
 	HTTPAddr  string // LORE_HTTP_ADDR
 	PprofAddr string // LORE_PPROF_ADDR: Go profiler (net/http/pprof) listen address; empty: off
 	// MetricsAddr (LORE_METRICS_ADDR): serve /metrics on this listener only,
-	// away from the public API; empty: /metrics on LORE_HTTP_ADDR.
+	// away from the public API; empty: see MetricsPublic.
 	MetricsAddr string
+	// MetricsPublic (LORE_METRICS_PUBLIC): without LORE_METRICS_ADDR, serve
+	// /metrics on LORE_HTTP_ADDR too; false (the default): the public
+	// listener answers 404 for it.
+	MetricsPublic bool
+
 	PublicURL   string // LORE_PUBLIC_URL: base URL used in generated links (signed file URLs)
 	DataDir     string // LORE_DATA_DIR
 	DatabaseURL string // DATABASE_URL: empty → SQLite in DataDir
@@ -80,6 +85,9 @@ type Config struct {
 	ImportMaxFiles    int   // LORE_IMPORT_MAX_FILES: files per import
 	ImportMaxBytes    int64 // LORE_IMPORT_MAX_BYTES: largest file converted
 	ImportConcurrency int   // LORE_IMPORT_CONCURRENCY: files converted at once per import
+	// ImportFileTimeout (LORE_IMPORT_FILE_TIMEOUT): the time one file's
+	// built-in conversion may take; past it the file fails alone.
+	ImportFileTimeout time.Duration
 
 	// Model defaults (ai-config in the database overrides them per tenant).
 	EmbedProvider  string // local | openai
@@ -167,6 +175,7 @@ func LoadFrom(lookup func(string) (string, bool)) (*Config, error) {
 		HTTPAddr:       e.str("LORE_HTTP_ADDR", ":8080"),
 		PprofAddr:      e.str("LORE_PPROF_ADDR", ""),
 		MetricsAddr:    e.str("LORE_METRICS_ADDR", ""),
+		MetricsPublic:  e.bool("LORE_METRICS_PUBLIC", false),
 		PublicURL:      e.str("LORE_PUBLIC_URL", ""),
 		DataDir:        e.str("LORE_DATA_DIR", "./data"),
 		DatabaseURL:    e.str("DATABASE_URL", ""),
@@ -211,6 +220,7 @@ func LoadFrom(lookup func(string) (string, bool)) (*Config, error) {
 		ImportMaxFiles:    e.int("LORE_IMPORT_MAX_FILES", 1000),
 		ImportMaxBytes:    int64(e.int("LORE_IMPORT_MAX_BYTES", 100<<20)),
 		ImportConcurrency: e.int("LORE_IMPORT_CONCURRENCY", 4),
+		ImportFileTimeout: e.dur("LORE_IMPORT_FILE_TIMEOUT", DefaultImportFileTimeout),
 
 		EmbedProvider:  e.str("EMBED_PROVIDER", "local"),
 		EmbedBaseURL:   e.str("EMBED_BASE_URL", ""),
@@ -264,6 +274,11 @@ func LoadFrom(lookup func(string) (string, bool)) (*Config, error) {
 		ViewFlushInterval:           e.dur("LORE_VIEW_FLUSH_INTERVAL", 200*time.Millisecond),
 		ClientSiteCacheTTL:          e.dur("LORE_SITE_CACHE_TTL", 10*time.Minute),
 	}
+	if v := e.str("LORE_IMPORT_FILE_TIMEOUT", ""); v != "" {
+		if _, err := time.ParseDuration(v); err != nil {
+			return nil, fmt.Errorf("config: LORE_IMPORT_FILE_TIMEOUT: %q is not a duration (e.g. 3m, 90s)", v)
+		}
+	}
 	if err := c.validate(); err != nil {
 		return nil, err
 	}
@@ -314,6 +329,8 @@ func (c *Config) validate() error {
 		return fmt.Errorf("config: AGENT_MAX_ITERATIONS must be >= 1")
 	case c.ChatStreamTimeoutSeconds <= 0:
 		return fmt.Errorf("config: CHAT_STREAM_TIMEOUT_SECONDS must be > 0")
+	case c.ImportFileTimeout <= 0 || c.ImportFileTimeout > MaxImportFileTimeout:
+		return fmt.Errorf("config: LORE_IMPORT_FILE_TIMEOUT must be > 0 and <= %s", MaxImportFileTimeout)
 	case c.BatchVectorizeConcurrency < 1:
 		return fmt.Errorf("config: LORE_BATCH_VECTORIZE_CONCURRENCY must be >= 1")
 	case c.ChunkSize > MaxChunkSize:
@@ -332,6 +349,13 @@ func (c *Config) validate() error {
 	}
 	return nil
 }
+
+// DefaultImportFileTimeout is LORE_IMPORT_FILE_TIMEOUT's default, the
+// conversion budget of convert.DefaultLimits; MaxImportFileTimeout bounds it.
+const (
+	DefaultImportFileTimeout = 3 * time.Minute
+	MaxImportFileTimeout     = time.Hour
+)
 
 // MaxChunkSize bounds LORE_CHUNK_SIZE: at 4 bytes per rune (the UTF-8
 // maximum) a chunk of this many runes, overlap included, fits Milvus's
