@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/lorekb/lore/internal/config"
 	"github.com/lorekb/lore/internal/deps"
 )
 
@@ -16,3 +17,10 @@ func MetricsServer(d *deps.Deps) *http.Server {
 	mux.Handle("GET /metrics", d.Metrics.Handler())
 	return &http.Server{Addr: d.Cfg.MetricsAddr, Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 }
+
+// metricsOnAPI reports whether the public API listener serves /metrics:
+// only when no metrics listener is configured (LORE_METRICS_ADDR) and
+// LORE_METRICS_PUBLIC allows it. The metrics name every route, status and
+// workflow outcome with their counts, which is not for any caller of the
+// public address, so by default it answers 404 for them.
+func metricsOnAPI(cfg *config.Config) bool { return cfg.MetricsAddr == "" && cfg.MetricsPublic }
