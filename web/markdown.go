@@ -139,8 +139,8 @@ var objectRe = regexp.MustCompile(`^[^/\x00-\x1f\x7f\\?#]+(/[^/\x00-\x1f\x7f\\?#
 
 // FileObject recovers the object name an image source refers to: a Client
 // or Admin API file URL (of any host: documents keep the absolute URLs an
-// upload returned), "files/<name>" or a bare object name such as
-// "uploads/<uuid>.png". Anything else (another site's image, a data: URL)
+// upload returned), "files/<name>" or a bare object name in a folder such
+// as "uploads/<uuid>.png". Anything else (another site's image, a data: URL)
 // is not a stored file.
 func FileObject(src string) (string, bool) {
 	src = strings.TrimSpace(src)
@@ -158,8 +158,8 @@ func FileObject(src string) (string, bool) {
 			return cleanObject(rest)
 		}
 	}
-	if u.Scheme != "" || u.Host != "" || strings.HasPrefix(p, "/") || u.RawQuery != "" {
-		return "", false
+	if u.Scheme != "" || u.Host != "" || strings.HasPrefix(p, "/") || u.RawQuery != "" || !strings.Contains(p, "/") {
+		return "", false // stored objects live in a folder ("uploads/<uuid>.png")
 	}
 	return cleanObject(strings.TrimPrefix(p, "files/"))
 }

@@ -233,6 +233,11 @@ func (w *Web) siteView(c *fiber.Ctx, current int64) (view, bool, error) {
 	}
 	v.SiteToken = token
 	v.Nav, _ = navFrom(tree, st.Slug, current)
+	if current == 0 {
+		for i := range v.Nav { // a site's own pages show its first level
+			v.Nav[i].Open = true
+		}
+	}
 	return v, true, nil
 }
 
