@@ -381,7 +381,12 @@ func (a *Import) converter(ctx context.Context, spec ImportSpec) (convert.Conver
 		return nil, fileFailure("document processor %q is not configured or not enabled", spec.Processor)
 	}
 	if a.Processors == nil {
-		return processor.New(cfg, &http.Client{Timeout: 10 * time.Minute, Transport: a.D.Outbound()})
+		// A redirect is not followed: the request carries the processor's
+		// key, and its target is the processor's to name in base_url.
+		return processor.New(cfg, &http.Client{Timeout: 10 * time.Minute, Transport: a.D.Outbound(),
+			CheckRedirect: func(req *http.Request, _ []*http.Request) error {
+				return fmt.Errorf("the document processor redirected to %s: redirects are not followed; set its base_url to the address that answers", req.URL.Redacted())
+			}})
 	}
 	return a.Processors(cfg)
 }

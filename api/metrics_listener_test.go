@@ -19,14 +19,21 @@ func withMetrics(h *harness) *harness {
 }
 
 func TestMetricsOnTheirOwnListener(t *testing.T) {
-	// Default: /metrics on the API address.
+	// Default: the public API answers 404 for /metrics.
 	h := withMetrics(newHarness(t, "sqlite", nil))
 	h.do("GET", "/admin/api/v1/health", nil, "")
-	if r := h.do("GET", "/metrics", nil, ""); r.Status != 200 || !strings.Contains(string(r.Raw), "lore_http_requests_total") {
-		t.Fatalf("default /metrics: %d", r.Status)
+	if r := h.do("GET", "/metrics", nil, ""); r.Status != 404 || strings.Contains(string(r.Raw), "lore_http_requests_total") {
+		t.Fatalf("default /metrics on the API: %d", r.Status)
 	}
-	// LORE_METRICS_ADDR: the API answers 404 and the listener serves them.
-	h = withMetrics(newHarness(t, "sqlite", map[string]string{"LORE_METRICS_ADDR": "127.0.0.1:0"}))
+	// LORE_METRICS_PUBLIC without LORE_METRICS_ADDR: on the API address.
+	h = withMetrics(newHarness(t, "sqlite", map[string]string{"LORE_METRICS_PUBLIC": "true"}))
+	h.do("GET", "/admin/api/v1/health", nil, "")
+	if r := h.do("GET", "/metrics", nil, ""); r.Status != 200 || !strings.Contains(string(r.Raw), "lore_http_requests_total") {
+		t.Fatalf("LORE_METRICS_PUBLIC /metrics: %d", r.Status)
+	}
+	// LORE_METRICS_ADDR: the API answers 404 (LORE_METRICS_PUBLIC or not)
+	// and the listener serves them.
+	h = withMetrics(newHarness(t, "sqlite", map[string]string{"LORE_METRICS_ADDR": "127.0.0.1:0", "LORE_METRICS_PUBLIC": "true"}))
 	h.do("GET", "/admin/api/v1/health", nil, "")
 	if r := h.do("GET", "/metrics", nil, ""); r.Status != 404 {
 		t.Fatalf("/metrics on the API with LORE_METRICS_ADDR: %d", r.Status)

@@ -130,7 +130,7 @@ func (s *Server) mount() {
 	for _, group := range s.extraRoutes() {
 		s.register(group)
 	}
-	if s.d.Cfg.MetricsAddr == "" {
+	if metricsOnAPI(s.d.Cfg) { // LORE_METRICS_PUBLIC, and no LORE_METRICS_ADDR
 		s.app.Get("/metrics", adaptor.HTTPHandler(s.d.Metrics.Handler()))
 	}
 	s.app.Get("/openapi-client.json", s.serveSpec(Client))

@@ -110,6 +110,7 @@ func newAppLogging(t *testing.T, dialect string, env map[string]string, logw io.
 		"TEMPORAL_TASK_QUEUE": a.queue, "LORE_JWT_SECRET": "e2e-secret-0123456789abcdef0123456789",
 		"LORE_CHAT_RATE_PER_IP": "1000000", "LORE_CHAT_RATE_PER_SITE": "1000000", // one client address sends every request
 		"LORE_ADMIN_EMAIL": "admin@e2e.test", "LORE_ADMIN_PASSWORD": "admin-password",
+		"LORE_METRICS_PUBLIC": "true", // the chat test reads /metrics on the API address
 	}
 	if dialect == "sqlite" {
 		a.env["DATABASE_URL"] = ""
