@@ -115,14 +115,16 @@ func (s *Server) testAIConnection(c *fiber.Ctx) error {
 	} else if !errors.Is(err, db.ErrNotFound) {
 		return err
 	}
+	def := s.d.DefaultAIConfig()
 	sections := map[string]struct {
-		eff, stored deps.ModelConfig
-		allowed     []string
+		eff, stored, def deps.ModelConfig
+		allowed          []string
 	}{
-		"chat":      {eff.Chat, stored.Chat, chatProviders},
-		"embedding": {eff.Embedding, stored.Embedding, embedProviders},
-		"rerank":    {eff.Rerank, stored.Rerank, rerankProviders},
+		"chat":      {eff.Chat, stored.Chat, def.Chat, chatProviders},
+		"embedding": {eff.Embedding, stored.Embedding, def.Embedding, embedProviders},
+		"rerank":    {eff.Rerank, stored.Rerank, def.Rerank, rerankProviders},
 	}
+	platform := principal(c).IsPlatform()
 	configs := make([]deps.ModelConfig, len(kinds))
 	sources := make([]string, len(kinds))
 	for i, k := range kinds {
@@ -135,6 +137,12 @@ func (s *Server) testAIConnection(c *fiber.Ctx) error {
 			source = "request"
 			if m, err = s.givenModel(path[k], rawSec, sec.eff, sec.allowed); err != nil {
 				return err
+			}
+			// A test call spends the platform's key by the PUT's rule too.
+			if !platform {
+				if err := platformKeyOnly(path[k], rawSec, m, sec.def); err != nil {
+					return err
+				}
 			}
 		}
 		configs[i], sources[i] = m, source

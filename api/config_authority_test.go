@@ -120,3 +120,17 @@ func TestSiteAdminsCannotLiftChatLimits(t *testing.T) {
 	h.must(201, "POST", adminPath+"/sites", map[string]any{"name": "Acme", "slug": "acme-site"}, boss).into(t, &other)
 	h.must(200, "PATCH", adminPath+"/sites/"+itoa(other.ID)+"/ee-config", map[string]any{"chat": map[string]any{"daily_token_budget": 7}}, boss)
 }
+
+// The model connection test spends the platform's key by the same rule: a
+// tenant's test of another model on it, without a key of its own, is 422
+// and makes no call.
+func TestConnectionTestKeepsThePlatformKeyWithItsModel(t *testing.T) {
+	h := newHarness(t, "sqlite", map[string]string{"CHAT_PROVIDER": "openai", "CHAT_BASE_URL": "https://llm.example.com/v1",
+		"CHAT_MODEL": "gpt-4o-mini", "CHAT_API_KEY": "sk-platform-key-123456"})
+	_, boss := newTenantAdmin(h, "acme")
+	body := map[string]any{"chat": map[string]any{"provider": "openai", "base_url": "https://llm.example.com/v1", "model": "gpt-4.5-preview"}}
+	r := h.do("POST", aiTestPath, body, boss)
+	if r.Status != 422 || !strings.Contains(r.Msg, "chat.api_key") {
+		t.Fatalf("tenant test of another model on the platform key: %d %s", r.Status, r.Raw)
+	}
+}
