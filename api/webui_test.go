@@ -68,7 +68,7 @@ func TestWebReader(t *testing.T) {
 
 	path := fmt.Sprintf("/s/handbook/d/%d", doc.ID)
 	page := string(webPage(h, 200, path).Raw)
-	for _, want := range []string{"<h1>Installing Lore</h1>", "<strong>make run</strong>", "<table>", `class="language-go"`,
+	for _, want := range []string{"<h1>Installing Lore</h1>", `<h1 id="install">Install</h1>`, "<strong>make run</strong>", "<table>", `class="language-go"`,
 		`id="views"`, "Getting started", "setup", `aria-current="page"`} {
 		if !strings.Contains(page, want) {
 			t.Errorf("%s lacks %q:\n%s", path, want, page)

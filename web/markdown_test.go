@@ -54,3 +54,12 @@ func TestSnippet(t *testing.T) {
 		t.Errorf("short snippet: %q", s)
 	}
 }
+
+func TestDropTitle(t *testing.T) {
+	if got := dropTitle("# Growing tomatoes\n\nWater them.", "Growing tomatoes"); strings.Contains(got, "#") || !strings.Contains(got, "Water") {
+		t.Errorf("dropTitle: %q", got)
+	}
+	if got := dropTitle("# Install\n\nRun it.", "Installing Lore"); got != "# Install\n\nRun it." {
+		t.Errorf("dropTitle kept another heading: %q", got)
+	}
+}

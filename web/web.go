@@ -306,8 +306,19 @@ func (w *Web) docPage(c *fiber.Ctx) error {
 	if d.Content != nil {
 		content = *d.Content
 	}
-	v.Page = docView{Doc: d, HTML: RenderMarkdown(content)}
+	v.Page = docView{Doc: d, HTML: RenderMarkdown(dropTitle(content, d.Title))}
 	return w.render(c, http.StatusOK, "doc", v)
+}
+
+// dropTitle removes a leading "# <title>" line from content: the page shows
+// the title already.
+func dropTitle(content, title string) string {
+	trimmed := strings.TrimLeft(content, " \t\r\n\ufeff")
+	first, rest, _ := strings.Cut(trimmed, "\n")
+	if h, ok := strings.CutPrefix(strings.TrimSpace(first), "# "); ok && strings.TrimSpace(h) == strings.TrimSpace(title) {
+		return rest
+	}
+	return content
 }
 
 // searchView is a page of keyword search results.

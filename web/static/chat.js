@@ -505,13 +505,11 @@ async function messageSeq(t) {
 }
 
 function showFeedback(t) {
-  const up = el("button", null, "👍");
-  const down = el("button", null, "👎");
+  const up = el("button", null, "Helpful");
+  const down = el("button", null, "Not helpful");
   up.type = down.type = "button";
-  up.title = "Helpful";
-  down.title = "Not helpful";
-  up.setAttribute("aria-label", "Helpful");
-  down.setAttribute("aria-label", "Not helpful");
+  up.title = "This answer helped";
+  down.title = "This answer did not help";
   up.dataset.rating = "up";
   down.dataset.rating = "down";
   const status = el("span");
