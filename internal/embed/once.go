@@ -34,3 +34,18 @@ func (o *once) Embed(ctx context.Context, texts []string) ([][]float32, error) {
 	o.mu.Unlock()
 	return v, nil
 }
+
+// Unwrap returns the embedder Once wraps, so its optional interfaces
+// (Coverer, TermMatcher) stay reachable through the wrapper.
+func (o *once) Unwrap() Embedder { return o.Embedder }
+
+// Unwrap returns the innermost embedder of e, through wrappers such as Once.
+func Unwrap(e Embedder) Embedder {
+	for {
+		w, ok := e.(interface{ Unwrap() Embedder })
+		if !ok {
+			return e
+		}
+		e = w.Unwrap()
+	}
+}

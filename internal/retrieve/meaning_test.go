@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/lorekb/lore/internal/analyze"
+	"github.com/lorekb/lore/internal/embed"
 	"github.com/lorekb/lore/internal/embed/local"
 	"github.com/lorekb/lore/internal/rerank/lexical"
 	"github.com/lorekb/lore/internal/vector"
@@ -67,6 +68,10 @@ func TestDenseWeightFollowsCoverage(t *testing.T) {
 		if got := p.denseWeight("q", 2); got != c.want {
 			t.Errorf("coverage %v: weight %v, want %v", c.cov, got, c.want)
 		}
+	}
+	// Through a per-request wrapper (a chat over several sites) too.
+	if got := (Pipeline{Embedder: embed.Once(matcher{Embedder: local.New(8), coverage: 0})}).denseWeight("q", 2); got != 1 {
+		t.Errorf("through embed.Once: %v, want 1", got)
 	}
 	if got := (Pipeline{Embedder: local.New(8)}).denseWeight("q", 2); got != 2 {
 		t.Errorf("an embedder without coverage: %v", got)

@@ -177,7 +177,7 @@ func (p Pipeline) Run(ctx context.Context, siteID int64, query string, opt Optio
 		results = results[:opt.TopK]
 	}
 	qWords := dedupe(analyze.Words(query))
-	matcher, _ := p.Embedder.(embed.TermMatcher)
+	matcher, _ := embed.Unwrap(p.Embedder).(embed.TermMatcher)
 	covered := sectionWords(pool, results, qWords, matcher != nil)
 	for i := range results {
 		results[i].Relevance = relevance(qWords, covered[sectionOf(results[i].Hit)], stats, matcher)
@@ -190,7 +190,7 @@ func (p Pipeline) Run(ctx context.Context, siteID int64, query string, opt Optio
 // all (a learned model's fallback to hashing, which finds the right page
 // less often than the keyword list).
 func (p Pipeline) denseWeight(query string, w float64) float64 {
-	c, ok := p.Embedder.(embed.Coverer)
+	c, ok := embed.Unwrap(p.Embedder).(embed.Coverer)
 	if !ok {
 		return w
 	}
