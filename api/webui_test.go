@@ -43,7 +43,7 @@ func TestWebReader(t *testing.T) {
 	kbDocument(h, map[string]any{"title": "Secret draft", "site_id": st.ID, "collection_id": col.ID, "author": "Ada", "content": "draft"})
 
 	home := string(webPage(h, 200, "/").Raw)
-	for _, want := range []string{`href="/s/handbook"`, "Handbook", "/ui/assets/app.js", `id="chat"`} {
+	for _, want := range []string{`href="/s/handbook"`, "Handbook", "/ui/assets/app.js", `id="chat"`, `id="chat-sessions"`, "Your conversations"} {
 		if !strings.Contains(home, want) {
 			t.Errorf("/ lacks %q:\n%s", want, home)
 		}

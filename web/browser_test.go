@@ -142,7 +142,9 @@ func (ls *liveServer) call(t *testing.T, method, path string, body, out any) {
 // TestBrowserReaderAndChat drives a real Chromium against a live server:
 // the site list, a site, a document, then a chat question answered with a
 // clickable citation and its sources, a click on the citation (the chat
-// comes back on the cited page), feedback, and a follow-up in the thread.
+// comes back on the cited page), feedback, a follow-up in the thread, the
+// visitor's own conversations (empty at first, then the thread, which opens
+// again after a new chat; newest first), and Stop right after a question.
 func TestBrowserReaderAndChat(t *testing.T) {
 	chromium := chromiumPath()
 	if chromium == "" {
@@ -257,9 +259,15 @@ func TestBrowserReaderAndChat(t *testing.T) {
 		t.Fatalf("a script of the document ran")
 	}
 
-	// Ask the chat; the answer cites the document.
-	b.do("ask the chat", chromedp.Click(css(`#chat-toggle`)),
+	// The visitor has no conversations yet.
+	b.do("empty list", chromedp.Click(css(`#chat-toggle`)),
 		chromedp.WaitVisible(css(`#chat-input`)),
+		chromedp.Click(css(`#chat-history summary`)),
+		chromedp.WaitVisible(css(`#chat-sessions-empty`)),
+		chromedp.Click(css(`#chat-history summary`)))
+
+	// Ask the chat; the answer cites the document.
+	b.do("ask the chat",
 		chromedp.SendKeys(css(`#chat-input`), "How often should I water tomatoes?"),
 		chromedp.Click(css(`#chat-send`)),
 		chromedp.WaitVisible(css(`#chat-log .msg.assistant .answer a.cite`)),
@@ -309,6 +317,64 @@ func TestBrowserReaderAndChat(t *testing.T) {
 	}
 	if a := b.text(`#chat-log .msg.assistant:nth-of-type(4) .answer`); !strings.Contains(strings.ToLower(a), "carrot") {
 		t.Errorf("follow-up answer %q", a)
+	}
+
+	// Your conversations: after a new chat, the thread is listed and a click
+	// shows it again.
+	b.do("new chat", chromedp.Click(css(`#chat-new`)))
+	if n := evalJS[int](b, `document.querySelectorAll("#chat-log .msg").length`); n != 0 {
+		t.Fatalf("a new chat shows %d messages", n)
+	}
+	listed := `Array.from(document.querySelectorAll("#chat-sessions button.session")).map(b => b.dataset.threadId)`
+	entry := fmt.Sprintf(`#chat-sessions button.session[data-thread-id=%q]`, thread1)
+	b.do("list the conversations", chromedp.Click(css(`#chat-history summary`)), chromedp.WaitVisible(css(entry)))
+	if ids := evalJS[[]string](b, listed); len(ids) != 1 || ids[0] != thread1 {
+		t.Fatalf("listed %q, want [%s]", ids, thread1)
+	}
+	if title := b.text(entry + " .title"); title != "How often should I water tomatoes?" {
+		t.Errorf("listed title %q", title)
+	}
+	if evalJS[bool](b, `!document.getElementById("chat-sessions-empty").hidden`) {
+		t.Errorf("the empty state shows beside a conversation")
+	}
+	b.do("reopen the conversation", chromedp.Click(css(entry)),
+		chromedp.WaitVisible(css(`#chat-log .msg.assistant:nth-of-type(4) .feedback button`)))
+	if a := b.text(`#chat-log .msg.assistant:nth-of-type(2) .answer`); !strings.Contains(strings.ToLower(a), "water") || !strings.Contains(a, "[1]") {
+		t.Errorf("reopened answer %q", a)
+	}
+	if q := b.text(`#chat-log .msg.user`); q != "How often should I water tomatoes?" {
+		t.Errorf("reopened question %q", q)
+	}
+	if n, th := evalJS[int](b, `document.querySelectorAll("#chat-log .msg.assistant").length`), evalJS[string](b, key); n != 2 || th != thread1 {
+		t.Fatalf("reopened: %d answers, thread %q", n, th)
+	}
+
+	// A second conversation is listed first.
+	b.do("second conversation", chromedp.Click(css(`#chat-new`)),
+		chromedp.SendKeys(css(`#chat-input`), "How much sun do tomatoes need?"),
+		chromedp.Click(css(`#chat-send`)),
+		chromedp.WaitVisible(css(`#chat-log .msg.assistant .feedback button`)),
+		chromedp.Click(css(`#chat-history summary`)),
+		chromedp.WaitVisible(css(`#chat-sessions li:nth-child(2) button.session`)))
+	thread3 := evalJS[string](b, key)
+	if ids := evalJS[[]string](b, listed); len(ids) != 2 || thread3 == thread1 || ids[0] != thread3 || ids[1] != thread1 {
+		t.Fatalf("listed %q, want [%s %s]", ids, thread3, thread1)
+	}
+	if cur := b.attr(`#chat-sessions li:nth-child(1) button.session`, "aria-current"); cur != "true" {
+		t.Errorf("the open conversation is not marked current (%q)", cur)
+	}
+
+	// Stop right after sending: the panel is idle again.
+	b.do("stop", chromedp.Click(css(`#chat-new`)),
+		chromedp.Evaluate[chromedp.Void](`document.getElementById("chat-input").value = "What is mulch?";
+			document.getElementById("chat-send").click();
+			document.getElementById("chat-stop").click();`),
+		chromedp.WaitVisible(css(`#chat-log .msg.assistant .notice`)))
+	if n := b.text(`#chat-log .msg.assistant .notice`); n != "Stopped." {
+		t.Errorf("after Stop the notice is %q", n)
+	}
+	if !evalJS[bool](b, `document.getElementById("chat-stop").hidden && !document.getElementById("chat-send").disabled`) {
+		t.Errorf("after Stop the panel is not idle")
 	}
 
 	mu.Lock()

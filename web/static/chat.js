@@ -2,7 +2,12 @@
 // POST /v1/chat/responses (stream: true) for each turn, GET
 // /v1/chat/responses/{thread_id} with Last-Event-ID to resume a stream
 // whose connection dropped, /v1/chat/sessions/{thread_id}/messages to show
-// the thread again on the next page, and /v1/chat/feedback for the thumbs.
+// the thread again on the next page, GET /v1/chat/sessions for the
+// visitor's own conversations ("Your conversations": the sessions of this
+// member id, newest first, each reopening its thread), and
+// /v1/chat/feedback for the thumbs. The visitor is known by the strong
+// member id below (and the owner-secret cookie the first answer set, which
+// the browser sends back by itself on this origin).
 // Stop aborts the request; the server cancels the run when its reader goes.
 //
 // Nothing from the server is put in the page as HTML: answers are built
@@ -51,6 +56,8 @@ let threadId = null;
 let turns = [];
 let busy = false;
 let controller = null;
+let historyGen = 0; // bumped whenever the log is replaced: a late history load is dropped
+let listGen = 0;
 
 function headers(extra) {
   const h = Object.assign({}, extra);
@@ -78,6 +85,10 @@ export function initChat() {
     send: document.getElementById("chat-send"),
     stop: document.getElementById("chat-stop"),
     toggle: document.getElementById("chat-toggle"),
+    history: document.getElementById("chat-history"),
+    sessions: document.getElementById("chat-sessions"),
+    sessionsEmpty: document.getElementById("chat-sessions-empty"),
+    sessionsError: document.getElementById("chat-sessions-error"),
   };
   member = memberId();
   threadId = store.get("sessionStorage", threadKey);
@@ -86,6 +97,11 @@ export function initChat() {
   document.getElementById("chat-close").addEventListener("click", () => setOpen(false));
   document.getElementById("chat-new").addEventListener("click", newChat);
   els.stop.addEventListener("click", () => controller && controller.abort());
+  if (els.history) {
+    els.history.addEventListener("toggle", () => {
+      if (els.history.open) loadSessions();
+    });
+  }
   els.form.addEventListener("submit", (e) => {
     e.preventDefault();
     const text = els.input.value.trim();
@@ -128,11 +144,17 @@ function setThread(id) {
   store.set("sessionStorage", threadKey, id);
 }
 
-function newChat() {
+function clearLog() {
   if (controller) controller.abort();
-  setThread(null);
+  historyGen++;
   turns = [];
   els.log.replaceChildren();
+}
+
+function newChat() {
+  clearLog();
+  setThread(null);
+  markCurrent();
   els.input.focus();
 }
 
@@ -396,7 +418,8 @@ function attach(st) {
 // ends without [DONE], it re-attaches from the last event id it saw.
 async function run(t, start) {
   setBusy(true);
-  controller = new AbortController();
+  const ctl = new AbortController();
+  controller = ctl;
   const st = { lastId: 0, done: false, completed: false, failed: false };
   t.answer.classList.add("typing");
   try {
@@ -419,9 +442,12 @@ async function run(t, start) {
     t.answer.classList.remove("typing");
     renderAnswer(t);
     if (st.completed && t.text && !st.failed) showFeedback(t);
-    controller = null;
-    setBusy(false);
+    if (controller === ctl) { // not already replaced by a newer run
+      controller = null;
+      setBusy(false);
+    }
     scroll();
+    if (els.history && els.history.open) loadSessions();
   }
 }
 
@@ -444,12 +470,15 @@ function ask(text) {
 // ---- history ------------------------------------------------------------------
 
 async function loadHistory() {
+  const gen = ++historyGen;
+  const id = threadId;
   let data;
   try {
     const res = await fetch(
-      "/v1/chat/sessions/" + encodeURIComponent(threadId) + "/messages?member_id=" + encodeURIComponent(member),
+      "/v1/chat/sessions/" + encodeURIComponent(id) + "/messages?member_id=" + encodeURIComponent(member),
       { headers: headers({ Accept: "application/json" }) },
     );
+    if (gen !== historyGen) return;
     if (res.status === 404 || res.status === 403) {
       setThread(null);
       return;
@@ -459,6 +488,7 @@ async function loadHistory() {
   } catch {
     return;
   }
+  if (gen !== historyGen || id !== threadId) return; // another thread was opened meanwhile
   let queries = [];
   let lastUser = false;
   for (const m of data.messages || []) {
@@ -485,6 +515,68 @@ async function loadHistory() {
   // The last question has no stored answer yet: its run may still be going
   // (the page changed mid-answer). Follow it from its first event.
   if (lastUser && !busy) run(newTurn(), (st) => attach(st));
+}
+
+// ---- the visitor's conversations ----------------------------------------------
+
+function when(iso) {
+  const d = new Date(iso);
+  if (isNaN(d)) return "";
+  return d.toLocaleString(undefined, { dateStyle: "medium", timeStyle: "short" });
+}
+
+function markCurrent() {
+  if (!els.sessions) return;
+  for (const b of els.sessions.querySelectorAll("button.session")) {
+    if (b.dataset.threadId === threadId) b.setAttribute("aria-current", "true");
+    else b.removeAttribute("aria-current");
+  }
+}
+
+// loadSessions lists this visitor's sessions (of this site on a site's
+// pages), most recently updated first.
+async function loadSessions() {
+  const gen = ++listGen;
+  const q = new URLSearchParams({ member_id: member, page: "1", size: "50" });
+  if (siteId) q.set("site_id", String(siteId));
+  let list = null;
+  try {
+    const res = await fetch("/v1/chat/sessions?" + q, { headers: headers({ Accept: "application/json" }) });
+    if (res.ok) {
+      const data = (await res.json()).data || {};
+      list = Array.isArray(data.list) ? data.list : Array.isArray(data.items) ? data.items : [];
+    }
+  } catch { /* shown as an error below */ }
+  if (gen !== listGen) return;
+  els.sessionsError.hidden = list !== null;
+  list = (list || []).filter((s) => s && s.thread_id);
+  list.sort((a, b) => (Date.parse(b.updated_at) || 0) - (Date.parse(a.updated_at) || 0));
+  const items = list.map((s) => {
+    const li = el("li");
+    const b = el("button", "session");
+    b.type = "button";
+    b.dataset.threadId = s.thread_id;
+    b.append(el("span", "title", s.title || "New conversation"));
+    const n = s.message_count || 0;
+    const meta = [when(s.updated_at), n ? n + " message" + (n === 1 ? "" : "s") : ""].filter(Boolean).join(" · ");
+    if (meta) b.append(el("span", "meta", meta));
+    if (s.last_message) b.title = s.last_message;
+    b.addEventListener("click", () => openSession(s.thread_id));
+    li.append(b);
+    return li;
+  });
+  els.sessions.replaceChildren(...items);
+  els.sessionsEmpty.hidden = items.length > 0 || !els.sessionsError.hidden;
+  markCurrent();
+}
+
+// openSession shows a stored thread in the log; the next question continues it.
+function openSession(id) {
+  clearLog();
+  setThread(id);
+  markCurrent();
+  els.history.open = false;
+  loadHistory();
 }
 
 // ---- feedback -----------------------------------------------------------------
