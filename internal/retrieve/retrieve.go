@@ -302,7 +302,7 @@ func scored(results []Result, ranked []rerank.Result) []Result {
 // Pseudo-relevance feedback (RM3-style): the words the first pass's best
 // passages share, weighted low, join the query for a second lexical pass,
 // so a page that says what the question means in other words than the
-// question's can rise. Measured on make eval.
+// question's can rise.
 const (
 	FeedbackDocs   = 3    // passages the expansion is drawn from
 	FeedbackTerms  = 20   // expansion terms
@@ -415,8 +415,8 @@ func diversify(out []Result) {
 }
 
 // DocumentBlend is the weight of a chunk's document's other candidates
-// (their summed scores, scaled to the best document's) in its final score.
-// Measured on make eval.
+// (their summed scores, scaled to the best document's) in its final score:
+// a page that matches in several sections is more often the answer.
 const DocumentBlend = 0.5
 
 // fuse merges the two recall lists by weighted reciprocal-rank fusion.
@@ -483,10 +483,6 @@ func sectionOf(h vector.Hit) section { return section{h.DocumentID, h.Heading} }
 // section of the document: words scattered over a long page are no
 // evidence that it answers the question (counting the whole page's
 // candidates let "明天北京的天气怎么样？" through the responder's threshold).
-// Measured on make eval (loreeval -offline, bench/EVAL.md): against chunk by
-// chunk, one English question fewer was wrongly abstained on and one more
-// Chinese answer cited the relevant file (61/87 cited passages from a
-// relevant file against 59/86), off-topic abstention unchanged.
 func sectionWords(pool, shown []Result, qWords []string, all bool) map[section]*sectionTerms {
 	want := make(map[string]bool, len(qWords))
 	for _, w := range qWords {
