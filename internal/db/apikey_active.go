@@ -1,0 +1,16 @@
+package db
+
+import (
+	"context"
+
+	"github.com/lorekb/lore/models"
+)
+
+// ActiveSiteAPIKey returns the bot API key of that hash unless it is revoked
+// (ErrNotFound then, as for an unknown key). Callers that log or limit per
+// key need the row itself, not only its site (SiteByAPIKeyHash).
+func (d *DB) ActiveSiteAPIKey(ctx context.Context, hash string) (*models.SiteAPIKey, error) {
+	k := new(models.SiteAPIKey)
+	err := d.NewSelect().Model(k).Where("key_hash = ? AND revoked_at IS NULL", hash).Scan(ctx)
+	return k, Classify(err)
+}
