@@ -320,6 +320,6 @@ func All() []any {
 		(*User)(nil), (*UserSite)(nil), (*ViewEvent)(nil),
 		(*ChatSession)(nil), (*ChatMessage)(nil), (*ToolResult)(nil), (*Feedback)(nil),
 		(*SystemConfig)(nil), (*SiteAPIKey)(nil), (*ProcessedMessage)(nil), (*Job)(nil),
-		(*DataSource)(nil), (*ImportItem)(nil), (*Chunk)(nil),
+		(*DataSource)(nil), (*ImportItem)(nil), (*Chunk)(nil), (*DocumentRevision)(nil),
 	}
 }

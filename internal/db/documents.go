@@ -444,7 +444,10 @@ func (d *DB) CreateDocument(ctx context.Context, doc *models.Document) error {
 		if err := d.checkDocCollection(ctx, tx, doc.SiteID, doc.CollectionID); err != nil {
 			return err
 		}
-		return d.insertDocuments(ctx, tx, []*models.Document{doc})
+		if err := d.insertDocuments(ctx, tx, []*models.Document{doc}); err != nil {
+			return err
+		}
+		return d.createdRevisions(ctx, tx, []*models.Document{doc}, models.RevisionCreate)
 	})
 	if err == nil {
 		d.changed(ctx, Change{Documents: []int64{doc.ID}})
@@ -458,7 +461,8 @@ func (d *DB) CreateDocument(ctx context.Context, doc *models.Document) error {
 //
 // Vector bookkeeping: when the title or the content changed, content_version
 // is bumped (chunk ids include it, so a later vectorization replaces the old
-// chunks), and a document whose vector_status was "completed" becomes
+// chunks) and the new version is stored as a revision (source and author
+// from the context, see WithRevision; an identical save stores none), and a document whose vector_status was "completed" becomes
 // "outdated": it stays searchable with its old vectors until it is vectorized
 // again. Other vector states are left to the vectorization workflow.
 func (d *DB) UpdateDocument(ctx context.Context, id int64, change func(doc *models.Document) error) (before, after *models.Document, err error) {
@@ -498,6 +502,11 @@ func (d *DB) UpdateDocument(ctx context.Context, id int64, change func(doc *mode
 		if _, err := tx.NewUpdate().Model(model).Column(cols...).WherePK().Exec(ctx); err != nil {
 			return err
 		}
+		if doc.ContentVersion != old.ContentVersion {
+			if err := d.SaveDocumentRevision(ctx, tx, doc, revisionMeta(ctx, models.RevisionEdit, doc)); err != nil {
+				return err
+			}
+		}
 		before, after = &old, doc
 		return nil
 	})
@@ -507,16 +516,18 @@ func (d *DB) UpdateDocument(ctx context.Context, id int64, change func(doc *mode
 	return before, after, err
 }
 
-// DeleteDocument deletes a document with its chunk rows and returns the
-// deleted row.
+// DeleteDocument deletes a document with its chunk rows and revisions and
+// returns the deleted row.
 func (d *DB) DeleteDocument(ctx context.Context, id int64) (*models.Document, error) {
 	doc := new(models.Document)
 	err := d.Tx(ctx, func(ctx context.Context, tx bun.Tx) error {
 		if err := tx.NewSelect().Model(doc).ExcludeColumn("content").Where("id = ?", id).Scan(ctx); err != nil {
 			return err
 		}
-		if _, err := tx.NewDelete().Model((*models.Chunk)(nil)).Where("document_id = ?", id).Exec(ctx); err != nil {
-			return err
+		for _, m := range []any{(*models.Chunk)(nil), (*models.DocumentRevision)(nil)} {
+			if _, err := tx.NewDelete().Model(m).Where("document_id = ?", id).Exec(ctx); err != nil {
+				return err
+			}
 		}
 		_, err := tx.NewDelete().Model((*models.Document)(nil)).Where("id = ?", id).Exec(ctx)
 		return err

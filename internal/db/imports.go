@@ -45,6 +45,9 @@ func (d *DB) CreateImportedDocument(ctx context.Context, importID string, index 
 		if err := d.insertDocuments(ctx, tx, []*models.Document{doc}); err != nil {
 			return err
 		}
+		if err := d.createdRevisions(ctx, tx, []*models.Document{doc}, models.RevisionImport); err != nil {
+			return err
+		}
 		_, err := tx.NewInsert().Model(&models.ImportItem{ImportID: importID, ItemIndex: index, DocumentID: doc.ID, CreatedAt: now}).Exec(ctx)
 		return err
 	})
@@ -133,6 +136,9 @@ func (d *DB) CreateImportedDocuments(ctx context.Context, importID string, docs 
 			}
 		}
 		if err := d.insertDocuments(ctx, tx, rows); err != nil {
+			return err
+		}
+		if err := d.createdRevisions(ctx, tx, rows, models.RevisionImport); err != nil {
 			return err
 		}
 		items := make([]models.ImportItem, len(docs))

@@ -301,7 +301,7 @@ func (d *DB) MarkSiteDeleting(ctx context.Context, siteID int64) error {
 }
 
 // DeleteSiteDocuments deletes up to batch documents of the site together with
-// their view events and chunk rows, in one transaction, and returns how many documents it
+// their view events, chunk rows and revisions, in one transaction, and returns how many documents it
 // deleted; 0 means none are left. batch <= 0 deletes all of them. Calling it
 // again after a failure is safe, so a workflow can loop on it.
 func (d *DB) DeleteSiteDocuments(ctx context.Context, siteID int64, batch int) (int, error) {
@@ -316,7 +316,7 @@ func (d *DB) DeleteSiteDocuments(ctx context.Context, siteID int64, batch int) (
 
 func deleteSiteDocuments(ctx context.Context, db bun.IDB, siteID int64, batch int) (int, error) {
 	if batch <= 0 {
-		for _, m := range []any{(*models.ViewEvent)(nil), (*models.Chunk)(nil)} {
+		for _, m := range []any{(*models.ViewEvent)(nil), (*models.Chunk)(nil), (*models.DocumentRevision)(nil)} {
 			if _, err := db.NewDelete().Model(m).Where("site_id = ?", siteID).Exec(ctx); err != nil {
 				return 0, err
 			}
@@ -337,7 +337,7 @@ func deleteSiteDocuments(ctx context.Context, db bun.IDB, siteID int64, batch in
 	if err != nil || len(ids) == 0 {
 		return 0, err
 	}
-	for _, m := range []any{(*models.ViewEvent)(nil), (*models.Chunk)(nil)} {
+	for _, m := range []any{(*models.ViewEvent)(nil), (*models.Chunk)(nil), (*models.DocumentRevision)(nil)} {
 		if _, err := db.NewDelete().Model(m).Where("document_id IN (?)", bun.In(ids)).Exec(ctx); err != nil {
 			return 0, err
 		}
