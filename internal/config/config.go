@@ -89,6 +89,15 @@ type Config struct {
 	// built-in conversion may take; past it the file fails alone.
 	ImportFileTimeout time.Duration
 
+	// Document revisions: each document keeps the full text of at most
+	// RevisionsKeep revisions (LORE_REVISIONS_KEEP, 0: no count bound) and
+	// none older than RevisionsMaxAge (LORE_REVISIONS_MAX_AGE, 0: no age
+	// bound), its current one always; the worker prunes the rest every
+	// RevisionsPruneEvery (LORE_REVISIONS_PRUNE_EVERY).
+	RevisionsKeep       int
+	RevisionsMaxAge     time.Duration
+	RevisionsPruneEvery time.Duration
+
 	// Model defaults (ai-config in the database overrides them per tenant).
 	EmbedProvider  string // local | openai
 	EmbedBaseURL   string
@@ -222,6 +231,10 @@ func LoadFrom(lookup func(string) (string, bool)) (*Config, error) {
 		ImportConcurrency: e.int("LORE_IMPORT_CONCURRENCY", 4),
 		ImportFileTimeout: e.dur("LORE_IMPORT_FILE_TIMEOUT", DefaultImportFileTimeout),
 
+		RevisionsKeep:       e.int("LORE_REVISIONS_KEEP", 50),
+		RevisionsMaxAge:     e.dur("LORE_REVISIONS_MAX_AGE", 180*24*time.Hour),
+		RevisionsPruneEvery: e.dur("LORE_REVISIONS_PRUNE_EVERY", time.Hour),
+
 		EmbedProvider:  e.str("EMBED_PROVIDER", "local"),
 		EmbedBaseURL:   e.str("EMBED_BASE_URL", ""),
 		EmbedAPIKey:    e.str("EMBED_API_KEY", ""),
@@ -331,6 +344,12 @@ func (c *Config) validate() error {
 		return fmt.Errorf("config: CHAT_STREAM_TIMEOUT_SECONDS must be > 0")
 	case c.ImportFileTimeout <= 0 || c.ImportFileTimeout > MaxImportFileTimeout:
 		return fmt.Errorf("config: LORE_IMPORT_FILE_TIMEOUT must be > 0 and <= %s", MaxImportFileTimeout)
+	case c.RevisionsKeep < 0:
+		return fmt.Errorf("config: LORE_REVISIONS_KEEP must be >= 0 (0 keeps any number)")
+	case c.RevisionsMaxAge < 0:
+		return fmt.Errorf("config: LORE_REVISIONS_MAX_AGE must be >= 0 (0 keeps any age)")
+	case c.RevisionsPruneEvery < time.Minute:
+		return fmt.Errorf("config: LORE_REVISIONS_PRUNE_EVERY must be at least 1m")
 	case c.BatchVectorizeConcurrency < 1:
 		return fmt.Errorf("config: LORE_BATCH_VECTORIZE_CONCURRENCY must be >= 1")
 	case c.ChunkSize > MaxChunkSize:
