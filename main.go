@@ -12,6 +12,7 @@ import (
 	_ "net/http/pprof" // served only when LORE_PPROF_ADDR is set
 	"os"
 	"os/signal"
+	"runtime"
 	"strings"
 	"syscall"
 	"time"
@@ -138,6 +139,11 @@ func run(ctx context.Context, serveHTTP bool) error {
 	api.EnsureSearchAttributes(ctx, d)
 	errc := make(chan error, 3)
 	if cfg.PprofAddr != "" {
+		// Where goroutines wait (locks, channels, I/O) is what a
+		// profile of a serialized load needs; sampled, and only with the
+		// profiler on: one contention event in 10, blocking over 100 µs.
+		runtime.SetMutexProfileFraction(10)
+		runtime.SetBlockProfileRate(100_000)
 		go func() {
 			// net/http/pprof registers on the default mux; nothing else uses it.
 			log.Warn("pprof server stopped", "err", http.ListenAndServe(cfg.PprofAddr, nil)) //nolint:gosec // operator-only, off by default

@@ -23,17 +23,24 @@ type Worker struct {
 // New builds the activities from the process dependencies and registers
 // everything on the configured task queue.
 func New(ctx context.Context, d *deps.Deps) (*Worker, error) {
-	w := worker.New(d.Temporal, d.Cfg.TemporalQueue, worker.Options{
-		Interceptors: []interceptor.WorkerInterceptor{d.Metrics.TemporalInterceptor()},
-		// Many short chat turns at once: enough pollers that tasks do not
-		// queue behind the default two.
-		MaxConcurrentWorkflowTaskPollers: 8,
-		MaxConcurrentActivityTaskPollers: 8,
-	})
+	opts := Options()
+	opts.Interceptors = []interceptor.WorkerInterceptor{d.Metrics.TemporalInterceptor()}
+	w := worker.New(d.Temporal, d.Cfg.TemporalQueue, opts)
 	if err := register(ctx, w, d); err != nil {
 		return nil, err
 	}
 	return &Worker{d: d, w: w, done: make(chan struct{})}, nil
+}
+
+// Options are the worker options of Lore's worker, less its interceptors
+// (the bench's bare chat turn runs with the same).
+func Options() worker.Options {
+	return worker.Options{
+		// Many short chat turns at once: enough pollers that tasks do not
+		// queue behind the default two.
+		MaxConcurrentWorkflowTaskPollers: 8,
+		MaxConcurrentActivityTaskPollers: 8,
+	}
 }
 
 // Run starts polling, asks for the re-index of sites whose index is of
