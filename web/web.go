@@ -51,7 +51,8 @@ type Web struct {
 }
 
 // Mount registers the pages on app: "/", "/s/{slug}" and below, "/go/..."
-// (a cited document by ids) and the assets under AssetsPath. Nothing else is
+// (a cited document by ids), the admin console at /admin (and its
+// /admin/preview) and the assets under AssetsPath. Nothing else is
 // taken: every API path, and any other unknown path, still reaches the API's
 // own routes and its JSON 404.
 func Mount(app *fiber.App, log *slog.Logger) *Web {
@@ -66,6 +67,7 @@ func Mount(app *fiber.App, log *slog.Logger) *Web {
 	app.Get("/s/:slug/d/:id", w.docPage)
 	app.Post("/s/:slug/unlock", w.unlock)
 	app.Get("/go/:site/:doc", w.goDoc)
+	w.mountAdmin(app) // the console at /admin (admin.go)
 	app.Use(AssetsPath, filesystem.New(filesystem.Config{Root: http.FS(static), MaxAge: 300}))
 	return w
 }

@@ -1,0 +1,572 @@
+package web_test
+
+import (
+	"archive/zip"
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	cdplog "github.com/chromedp/cdproto/log"
+	"github.com/chromedp/cdproto/runtime"
+	"github.com/chromedp/chromedp"
+	"github.com/lorekb/lore/internal/testenv"
+)
+
+// The console's browser tests: a newcomer's journey (log in, create a site,
+// import three files, watch the progress reach 100%, publish, ask in the
+// chat, open a citation), an editor's journey (what the role may not do is
+// not offered, and the API refuses it anyway), and a chat stream cut
+// mid-answer that resumes without repeating text. They save screenshots
+// under screenshotDir.
+
+// screenshotDir is where the browser tests save screenshots: $LORE_SCREENSHOTS,
+// else web/testdata/screenshots (ignored by git).
+func screenshotDir(t *testing.T) string {
+	dir := os.Getenv("LORE_SCREENSHOTS")
+	if dir == "" {
+		dir = filepath.Join(testenv.RepoRoot(), "web", "testdata", "screenshots")
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// openChromium starts a headless Chromium of the given window size; check
+// fails the test with the script and console errors the pages reported
+// (CSP violations among them).
+func openChromium(t *testing.T, width, height int) (b *browser, check func()) {
+	t.Helper()
+	chromium := chromiumPath()
+	if chromium == "" {
+		requireBrowser(t, "no chromium on PATH")
+	}
+	if testing.Short() {
+		t.Skip("-short: no browser test")
+	}
+	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(chromium), chromedp.UserDataDir(t.TempDir()),
+		chromedp.Flag("headless", true), chromedp.NoSandbox, chromedp.DisableGPU,
+		chromedp.Flag("disable-background-networking", true), chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true), chromedp.Flag("disable-dev-shm-usage", true), chromedp.Flag("lang", "en-US"),
+		chromedp.WindowSize(width, height))
+	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	ctx, cancelCtx := chromedp.NewContext(actx)
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
+	t.Cleanup(func() { cancel(); cancelCtx(); cancelAlloc() })
+	var mu sync.Mutex
+	var problems []string
+	if err := chromedp.Listen(ctx, func(ev any) {
+		mu.Lock()
+		defer mu.Unlock()
+		switch e := ev.(type) {
+		case *runtime.EventExceptionThrown:
+			d := e.ExceptionDetails
+			desc := ""
+			if d.Exception != nil {
+				desc = d.Exception.Description
+			}
+			problems = append(problems, fmt.Sprintf("exception: %s %s (%s:%d)", d.Text, desc, d.URL, d.LineNumber+1))
+		case *cdplog.EventEntryAdded:
+			// A refused API call is logged by the browser as a failed
+			// resource; the tests provoke some on purpose (403).
+			if e.Entry.Level == cdplog.EntryLevelError && e.Entry.Source != cdplog.EntrySourceNetwork {
+				problems = append(problems, "log: "+e.Entry.Text+" "+e.Entry.URL)
+			}
+		case *runtime.EventConsoleAPICalled:
+			if e.Type == runtime.ConsoleAPICalledTypeError {
+				problems = append(problems, "console.error")
+			}
+		}
+	}); err != nil {
+		t.Fatalf("start chromium (%s): %v", chromium, err)
+	}
+	b = &browser{t: t, ctx: ctx}
+	return b, func() {
+		t.Helper()
+		mu.Lock()
+		defer mu.Unlock()
+		if len(problems) > 0 {
+			t.Fatalf("the pages reported errors:\n%s", strings.Join(problems, "\n"))
+		}
+	}
+}
+
+// shot saves a screenshot of the page as <dir>/<name>.png.
+func (b *browser) shot(name string) {
+	b.t.Helper()
+	png, err := chromedp.Run(b.ctx, chromedp.FullScreenshot(100))
+	if err != nil {
+		b.t.Logf("screenshot %s: %v", name, err)
+		return
+	}
+	path := filepath.Join(screenshotDir(b.t), name+".png")
+	if err := os.WriteFile(path, png, 0o644); err != nil {
+		b.t.Fatal(err)
+	}
+	b.t.Logf("screenshot: %s", path)
+}
+
+// until polls the JavaScript condition expr until it is true.
+func (b *browser) until(what, expr string, limit time.Duration) {
+	b.t.Helper()
+	deadline := time.Now().Add(limit)
+	for {
+		ok, err := chromedp.Run(b.ctx, chromedp.Evaluate[bool](expr))
+		if err == nil && ok {
+			return
+		}
+		if time.Now().After(deadline) {
+			b.fail(what, fmt.Errorf("%s still false after %s (%v)", expr, limit, err))
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// status sends an admin API request with token and answers the status.
+func (ls *liveServer) status(t *testing.T, token, method, path string, body any) int {
+	t.Helper()
+	var rd io.Reader
+	if body != nil {
+		raw, _ := json.Marshal(body)
+		rd = bytes.NewReader(raw)
+	}
+	req, _ := http.NewRequest(method, ls.base+path, rd)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Authorization", "Bearer "+token)
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	_, _ = io.Copy(io.Discard, res.Body)
+	return res.StatusCode
+}
+
+func writeFile(t *testing.T, dir, name, content string) string {
+	t.Helper()
+	p := filepath.Join(dir, name)
+	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// TestBrowserConsoleNewcomer is the newcomer's journey in the console.
+func TestBrowserConsoleNewcomer(t *testing.T) {
+	b, check := openChromium(t, 1300, 950)
+	ls := startLive(t)
+	css := func(sel string) chromedp.CSS { return chromedp.CSS(sel) }
+
+	// Three files: two Markdown files and a zip holding an HTML page.
+	dir := t.TempDir()
+	beans := writeFile(t, dir, "beans.md", "# Growing beans\n\nBeans climb. Give runner beans a trellis two metres tall.\n\n"+
+		"## Watering beans\n\nWater beans at the base once the flowers open, about twice a week.\n")
+	compost := writeFile(t, dir, "compost.md", "# Making compost\n\nMix green and brown material in equal parts and turn the heap every two weeks.\n")
+	var zbuf bytes.Buffer
+	zw := zip.NewWriter(&zbuf)
+	f, _ := zw.Create("guides/pruning.html")
+	_, _ = f.Write([]byte("<html><head><title>Pruning roses</title></head><body><main><h1>Pruning roses</h1>" +
+		"<p>Prune roses in late winter, cutting just above an outward-facing bud.</p></main></body></html>"))
+	_ = zw.Close()
+	zipped := filepath.Join(dir, "guides.zip")
+	if err := os.WriteFile(zipped, zbuf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+
+	// Log in as the bootstrap admin.
+	b.do("open the console", chromedp.Navigate(ls.base+"/admin"), chromedp.WaitVisible(css(`#login-form`)))
+	b.shot("console-login")
+	b.do("log in", chromedp.SendKeys(css(`#login-email`), "admin@web.test"),
+		chromedp.SendKeys(css(`#login-password`), "admin-password"),
+		chromedp.Click(css(`#login-submit`)),
+		chromedp.WaitVisible(css(`#new-site`)))
+	for _, nav := range []string{"sites", "docs", "import", "jobs", "analytics", "ai", "users"} {
+		if !evalJS[bool](b, fmt.Sprintf(`!document.querySelector('#nav a[data-nav=%q]').hidden`, nav)) {
+			t.Errorf("an admin is not offered %s", nav)
+		}
+	}
+
+	// Create a site; the page offers the import next.
+	b.do("create a site", chromedp.Click(css(`#new-site`)), chromedp.WaitVisible(css(`#site-form`)),
+		chromedp.SendKeys(css(`#site-name`), "Allotment"),
+		chromedp.SendKeys(css(`#site-slug`), "allotment"),
+		chromedp.SendKeys(css(`#site-description`), "Notes from the allotment."),
+		chromedp.Click(css(`#site-save`)),
+		chromedp.WaitVisible(css(`#next-import`)))
+	b.do("go to the import", chromedp.Click(css(`#next-import`)), chromedp.WaitVisible(css(`#import-drop`)))
+
+	// Import the three files; every bar reaches 100%.
+	b.do("choose files", chromedp.SetUploadFiles(css(`#import-files`), []string{beans, compost, zipped}, chromedp.NodeReady))
+	b.until("three files listed", `document.querySelectorAll("#import-list li").length === 3`, 10*time.Second)
+	if names := b.text(`#import-list`); !strings.Contains(names, "pruning.html") || strings.Contains(names, "guides.zip") {
+		t.Fatalf("the zip was not unpacked: %q", names)
+	}
+	b.shot("console-import-chosen")
+	b.do("start the import", chromedp.Click(css(`#import-start`)), chromedp.WaitVisible(css(`#import-items li`)))
+	b.until("the import completes", `document.querySelector("#import-progress").dataset.status === "completed"`, 90*time.Second)
+	b.until("the bars show 100%", `document.querySelector("#import-progress .job-bar").value === 100 &&
+		Array.from(document.querySelectorAll("#import-items progress")).filter(p => p.value === 100).length === 3`, 10*time.Second)
+	if txt := b.text(`#import-job-text`); !strings.Contains(txt, "100%") || !strings.Contains(txt, "3/3") {
+		t.Errorf("job progress text %q", txt)
+	}
+	b.shot("console-import-done")
+
+	// Publish them: the documents list follows their vectorization.
+	b.do("publish", chromedp.Click(css(`#import-publish-now`)), chromedp.WaitVisible(css(`#docs-table`)))
+	b.until("three published and vectorized documents", `Array.from(document.querySelectorAll("#docs-table tr[data-doc-id]")).
+		filter(r => r.dataset.status === "published" && r.dataset.vector === "completed").length === 3`, 120*time.Second)
+	b.shot("console-documents")
+	var docs struct {
+		List []struct {
+			ID    int64  `json:"id"`
+			Title string `json:"title"`
+		} `json:"list"`
+	}
+	ls.call(t, "GET", "/admin/api/v1/documents?keyword=beans", nil, &docs)
+	if len(docs.List) != 1 || docs.List[0].Title != "Growing beans" {
+		t.Fatalf("imported documents %+v", docs.List)
+	}
+	beansID := docs.List[0].ID
+
+	// The jobs page shows the import, completed, with its Temporal link.
+	b.do("jobs", chromedp.Navigate(ls.base+"/admin#/jobs?kind=import"), chromedp.WaitVisible(css(`#jobs-table tr[data-job-id]`)))
+	if st := b.attr(`#jobs-table tr[data-job-id]`, "data-status"); st != "completed" {
+		t.Errorf("import job status %q", st)
+	}
+	if href := b.attr(`#jobs-table .job-temporal`, "href"); !strings.Contains(href, "/workflows/import-") {
+		t.Errorf("Temporal link %q", href)
+	}
+	b.shot("console-jobs")
+
+	// Ask in the reader's chat; the citation opens the cited page.
+	b.do("open the site", chromedp.Navigate(ls.base+"/s/allotment"), chromedp.WaitVisible(css(`#recent`)),
+		chromedp.Click(css(`#chat-toggle`)), chromedp.WaitVisible(css(`#chat-input`)),
+		chromedp.SendKeys(css(`#chat-input`), "How often should I water beans?"),
+		chromedp.Click(css(`#chat-send`)),
+		chromedp.WaitVisible(css(`#chat-log .msg.assistant .answer a.cite`)))
+	b.shot("reader-chat-answer")
+	b.do("open the citation", chromedp.Click(css(`#chat-log .msg.assistant .answer a.cite`)),
+		chromedp.WaitVisible(css(`article.doc`)))
+	if id := b.attr(`article.doc`, "data-doc-id"); id != fmt.Sprint(beansID) {
+		t.Fatalf("the citation opened document %s, want %d", id, beansID)
+	}
+	if body := b.text(`#content`); !strings.Contains(body, "twice a week") {
+		t.Errorf("the cited page shows %q", body)
+	}
+	b.shot("reader-cited-page")
+	check()
+}
+
+// TestBrowserConsoleEditor is an editor's journey: the console offers only
+// what the role may do (no jobs, analytics, AI, users, site settings,
+// deletes or vectorization), the editor can still write a document, and
+// the API refuses the rest anyway. It also switches the console to Chinese
+// and shows it on a phone-sized screen.
+func TestBrowserConsoleEditor(t *testing.T) {
+	b, check := openChromium(t, 1300, 950)
+	ls := startLive(t)
+	css := func(sel string) chromedp.CSS { return chromedp.CSS(sel) }
+
+	var st struct {
+		ID int64 `json:"id"`
+	}
+	ls.call(t, "POST", "/admin/api/v1/sites", map[string]any{"name": "Handbook", "slug": "handbook"}, &st)
+	var other struct {
+		ID int64 `json:"id"`
+	}
+	ls.call(t, "POST", "/admin/api/v1/sites", map[string]any{"name": "Private notes", "slug": "private-notes"}, &other)
+	var col struct {
+		ID int64 `json:"id"`
+	}
+	ls.call(t, "POST", "/admin/api/v1/collections", map[string]any{"title": "Guides", "site_id": st.ID}, &col)
+	var doc struct {
+		ID int64 `json:"id"`
+	}
+	ls.call(t, "POST", "/admin/api/v1/documents", map[string]any{"title": "Welcome", "site_id": st.ID, "collection_id": col.ID,
+		"status": "published", "content": "# Welcome\n\nHello."}, &doc)
+	var inv struct {
+		Password string `json:"password"`
+	}
+	ls.call(t, "POST", "/admin/api/v1/users:invite", map[string]any{"email": "editor@web.test", "name": "Eddie", "role": "editor",
+		"managed_site_ids": []int64{st.ID}}, &inv)
+
+	b.do("log in as the editor", chromedp.Navigate(ls.base+"/admin"), chromedp.WaitVisible(css(`#login-form`)),
+		chromedp.SendKeys(css(`#login-email`), "editor@web.test"),
+		chromedp.SendKeys(css(`#login-password`), inv.Password),
+		chromedp.Click(css(`#login-submit`)),
+		chromedp.WaitVisible(css(`#sites-table`)))
+	for nav, offered := range map[string]bool{"sites": true, "tree": true, "docs": true, "import": true,
+		"jobs": false, "analytics": false, "ai": false, "users": false} {
+		shown := evalJS[bool](b, fmt.Sprintf(`!document.querySelector('#nav a[data-nav=%q]').hidden`, nav))
+		if shown != offered {
+			t.Errorf("nav %s: shown %v, want %v", nav, shown, offered)
+		}
+	}
+	if n := evalJS[int](b, `document.querySelectorAll("#new-site, .site-settings").length`); n != 0 {
+		t.Errorf("an editor is offered %d site create or settings controls", n)
+	}
+	if sites := evalJS[[]string](b, `Array.from(document.querySelectorAll("#sites-table tbody tr")).map(r => r.cells[0].textContent)`); len(sites) != 1 || sites[0] != "Handbook" {
+		t.Errorf("the editor sees sites %q", sites)
+	}
+	b.shot("console-editor-sites")
+
+	// Documents: publish is offered; vectorize, remove vector and delete are not.
+	b.do("documents", chromedp.Navigate(ls.base+"/admin#/docs?site="+fmt.Sprint(st.ID)),
+		chromedp.WaitVisible(css(fmt.Sprintf(`#docs-table tr[data-doc-id="%d"]`, doc.ID))))
+	row := fmt.Sprintf(`#docs-table tr[data-doc-id="%d"]`, doc.ID)
+	if n := evalJS[int](b, `document.querySelectorAll("#docs-table .doc-vectorize, #docs-table .doc-unvector, #docs-table .doc-delete").length`); n != 0 {
+		t.Errorf("an editor is offered %d vectorize/remove/delete buttons", n)
+	}
+	if n := evalJS[int](b, fmt.Sprintf(`document.querySelectorAll(%q).length`, row+" .doc-unpublish")); n != 1 {
+		t.Errorf("the editor is not offered unpublish")
+	}
+	// The collection tree: rename and move, no delete.
+	b.do("collections", chromedp.Navigate(ls.base+"/admin#/tree?site="+fmt.Sprint(st.ID)),
+		chromedp.WaitVisible(css(fmt.Sprintf(`li[data-col-id="%d"] .col-rename`, col.ID))))
+	if n := evalJS[int](b, `document.querySelectorAll(".col-delete").length`); n != 0 {
+		t.Errorf("an editor is offered %d collection deletes", n)
+	}
+	// An editor writes a document, with a preview that renders Markdown inertly.
+	b.do("new document", chromedp.Navigate(ls.base+"/admin#/doc?site="+fmt.Sprint(st.ID)), chromedp.WaitVisible(css(`#doc-form`)),
+		chromedp.SendKeys(css(`#doc-title`), "Holidays"),
+		chromedp.SendKeys(css(`#doc-content`), "# Holidays\n\nAsk **two weeks** ahead.\n\n<img src=x onerror=\"window.__pwned=1\">"),
+		chromedp.Click(css(`#tab-preview`)),
+		chromedp.WaitVisible(css(`#doc-preview strong`)))
+	if evalJS[bool](b, `window.__pwned !== undefined || !!document.querySelector("#doc-preview [onerror]")`) {
+		t.Fatal("the preview ran or kept an event handler")
+	}
+	b.shot("console-editor-preview")
+	b.do("save", chromedp.Click(css(`#doc-save`)), chromedp.WaitVisible(css(`#doc-form`)))
+	b.until("saved", `location.hash.startsWith("#/doc?id=")`, 10*time.Second)
+	// A page the role may not see says so.
+	b.do("jobs page", chromedp.Navigate(ls.base+"/admin#/jobs"), chromedp.WaitVisible(css(`#view .notice.err`)))
+	if msg := b.text(`#view .notice.err`); !strings.Contains(msg, "Your role may not do this") {
+		t.Errorf("the jobs page for an editor says %q", msg)
+	}
+
+	// The API refuses what was not offered.
+	var login struct {
+		Token string `json:"token"`
+	}
+	saved := ls.token
+	ls.token = ""
+	ls.call(t, "POST", "/admin/api/v1/users:login", map[string]string{"email": "editor@web.test", "password": inv.Password}, &login)
+	ls.token = saved
+	refused := []struct{ method, path string }{
+		{"POST", "/admin/api/v1/sites"}, {"PUT", fmt.Sprintf("/admin/api/v1/sites/%d", st.ID)},
+		{"DELETE", fmt.Sprintf("/admin/api/v1/documents/%d", doc.ID)}, {"POST", fmt.Sprintf("/admin/api/v1/documents/%d:vectorize", doc.ID)},
+		{"POST", fmt.Sprintf("/admin/api/v1/documents/%d:removeVector", doc.ID)}, {"DELETE", fmt.Sprintf("/admin/api/v1/collections/%d", col.ID)},
+		{"GET", "/admin/api/v1/jobs"}, {"GET", "/admin/api/v1/users"}, {"GET", "/admin/api/v1/system-configs/ai-config"},
+		{"GET", fmt.Sprintf("/admin/api/v1/sites/%d/analytics", st.ID)},
+	}
+	for _, r := range refused {
+		body := map[string]any{}
+		if r.path == "/admin/api/v1/sites" {
+			body = map[string]any{"name": "Mine"}
+		}
+		if code := ls.status(t, login.Token, r.method, r.path, body); code != http.StatusForbidden {
+			t.Errorf("editor %s %s: %d, want 403", r.method, r.path, code)
+		}
+	}
+	if code := ls.status(t, login.Token, "GET", fmt.Sprintf("/admin/api/v1/sites/%d", other.ID), nil); code != http.StatusNotFound {
+		t.Errorf("editor reads another site: %d, want 404", code)
+	}
+
+	// Chinese, then a phone-sized screen with the menu.
+	b.do("switch to Chinese", chromedp.Navigate(ls.base+"/admin#/docs?site="+fmt.Sprint(st.ID)), chromedp.WaitVisible(css(`#docs-table`)),
+		chromedp.SetValue(css(`#lang`), "zh"),
+		chromedp.Evaluate[chromedp.Void](`document.getElementById("lang").dispatchEvent(new Event("change"))`),
+		chromedp.WaitVisible(css(`#docs-table`)))
+	if h := b.text(`#view h1`); h != "文档" {
+		t.Errorf("the documents heading in Chinese is %q", h)
+	}
+	if nav := b.text(`#nav a[data-nav="docs"]`); nav != "文档" {
+		t.Errorf("the nav in Chinese says %q", nav)
+	}
+	b.shot("console-editor-zh")
+	b.do("phone", chromedp.EmulateViewport(390, 844, chromedp.EmulateMobile), chromedp.Reload(), chromedp.WaitVisible(css(`#docs-table`)))
+	if !evalJS[bool](b, `getComputedStyle(document.getElementById("nav")).display === "none" && getComputedStyle(document.getElementById("menu-toggle")).display !== "none"`) {
+		t.Errorf("on a phone the menu is not folded")
+	}
+	if w := evalJS[int](b, `document.documentElement.scrollWidth`); w > 420 {
+		t.Errorf("on a phone the page is %d px wide", w)
+	}
+	b.do("open the menu", chromedp.Click(css(`#menu-toggle`)), chromedp.WaitVisible(css(`#nav a[data-nav="import"]`)))
+	b.shot("console-editor-phone")
+	// Keyboard: the language stays; Tab reaches the menu's links.
+	check()
+}
+
+// TestBrowserChatResume cuts the chat's stream mid-answer (a proxy between
+// the browser and Lore drops the connection after the first piece of text,
+// while the run goes on): the panel resumes from the last event id
+// (Last-Event-ID) and shows the answer once, without repeating text.
+func TestBrowserChatResume(t *testing.T) {
+	b, check := openChromium(t, 1300, 950)
+	ls := startLive(t)
+	css := func(sel string) chromedp.CSS { return chromedp.CSS(sel) }
+	var st struct {
+		ID int64 `json:"id"`
+	}
+	ls.call(t, "POST", "/admin/api/v1/sites", map[string]any{"name": "Orchard", "slug": "orchard"}, &st)
+	var d struct {
+		ID int64 `json:"id"`
+	}
+	ls.call(t, "POST", "/admin/api/v1/documents", map[string]any{"title": "Apple trees", "site_id": st.ID, "status": "published",
+		"content": "# Apple trees\n\nPlant apple trees in autumn, two metres apart, in well-drained soil. " +
+			"Water young apple trees every week in their first summer. Prune apple trees in winter to open the centre."}, &d)
+	deadline := time.Now().Add(90 * time.Second)
+	for {
+		var doc struct {
+			VectorStatus string `json:"vector_status"`
+		}
+		ls.call(t, "GET", fmt.Sprintf("/admin/api/v1/documents/%d", d.ID), nil, &doc)
+		if doc.VectorStatus == "completed" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("vector_status %s", doc.VectorStatus)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+
+	px := &cutProxy{upstream: ls.base}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{Handler: px}
+	go func() { _ = srv.Serve(ln) }()
+	t.Cleanup(func() { _ = srv.Close() })
+	base := "http://" + ln.Addr().String()
+
+	b.do("ask", chromedp.Navigate(base+"/s/orchard"), chromedp.WaitVisible(css(`#chat-toggle`)),
+		chromedp.Click(css(`#chat-toggle`)), chromedp.WaitVisible(css(`#chat-input`)),
+		chromedp.SendKeys(css(`#chat-input`), "When should I prune apple trees?"),
+		chromedp.Click(css(`#chat-send`)),
+		chromedp.WaitVisible(css(`#chat-log .msg.assistant .feedback button`)))
+	b.shot("reader-chat-resumed")
+	full, cut, resumed := px.result()
+	if !cut {
+		t.Fatal("the proxy never cut the stream")
+	}
+	if resumed == "" {
+		t.Fatal("the panel did not resume with Last-Event-ID")
+	}
+	shown := b.text(`#chat-log .msg.assistant .answer`)
+	letters := regexp.MustCompile(`[^\p{L}\p{N}]+`)
+	if got, want := letters.ReplaceAllString(shown, ""), letters.ReplaceAllString(full, ""); got != want {
+		t.Fatalf("after the cut the panel shows\n%q\nthe run streamed\n%q", shown, full)
+	}
+	if n := b.text(`#chat-log .msg.assistant .notice`); n != "" {
+		t.Errorf("a notice stays after the resume: %q", n)
+	}
+	check()
+}
+
+// cutProxy forwards to upstream; the first streamed chat answer is cut
+// for the browser after its first text delta (the rest of the upstream
+// stream is still read, so the run goes on), and every text delta of it
+// is recorded. A resume (a GET with Last-Event-ID) is recorded too.
+type cutProxy struct {
+	upstream string
+	mu       sync.Mutex
+	cutDone  bool
+	full     strings.Builder
+	resumed  string
+}
+
+func (p *cutProxy) result() (string, bool, string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.full.String(), p.cutDone, p.resumed
+}
+
+func (p *cutProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	req, _ := http.NewRequestWithContext(context.Background(), r.Method, p.upstream+r.URL.RequestURI(), r.Body)
+	req.Header = r.Header.Clone()
+	if id := r.Header.Get("Last-Event-ID"); id != "" && strings.HasPrefix(r.URL.Path, "/v1/chat/responses/") {
+		p.mu.Lock()
+		p.resumed = id
+		p.mu.Unlock()
+	}
+	res, err := http.DefaultTransport.RoundTrip(req)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadGateway)
+		return
+	}
+	defer res.Body.Close()
+	for k, v := range res.Header {
+		w.Header()[k] = v
+	}
+	w.WriteHeader(res.StatusCode)
+	p.mu.Lock()
+	cutThis := r.Method == http.MethodPost && r.URL.Path == "/v1/chat/responses" && !p.cutDone
+	p.mu.Unlock()
+	if !cutThis {
+		fl, _ := w.(http.Flusher)
+		buf := make([]byte, 32<<10)
+		for {
+			n, err := res.Body.Read(buf)
+			if n > 0 {
+				_, _ = w.Write(buf[:n])
+				if fl != nil {
+					fl.Flush()
+				}
+			}
+			if err != nil {
+				return
+			}
+		}
+	}
+	// Pass events through until the first text delta, then drop the
+	// browser's connection; keep reading upstream to record the answer.
+	fl := w.(http.Flusher)
+	sc := bufio.NewScanner(res.Body)
+	sc.Buffer(make([]byte, 64<<10), 4<<20)
+	passing := true
+	for sc.Scan() {
+		line := sc.Text()
+		if data, ok := strings.CutPrefix(line, "data: "); ok && strings.Contains(data, `"response.output_text.delta"`) {
+			var ev struct {
+				Delta string `json:"delta"`
+			}
+			_ = json.Unmarshal([]byte(data), &ev)
+			p.mu.Lock()
+			p.full.WriteString(ev.Delta)
+			first := !p.cutDone
+			p.cutDone = true
+			p.mu.Unlock()
+			if first && passing {
+				_, _ = io.WriteString(w, line+"\n\n")
+				fl.Flush()
+				hj, ok := w.(http.Hijacker)
+				if ok {
+					if conn, _, err := hj.Hijack(); err == nil {
+						_ = conn.Close()
+					}
+				}
+				passing = false
+			}
+			continue
+		}
+		if passing {
+			_, _ = io.WriteString(w, line+"\n")
+			if line == "" {
+				fl.Flush()
+			}
+		}
+	}
+}
