@@ -177,7 +177,8 @@ func run(ctx context.Context, serveHTTP bool) error {
 		if !strings.HasPrefix(cfg.HTTPAddr, ":") {
 			base = "http://" + cfg.HTTPAddr
 		}
-		fmt.Printf("\nLore is running\n  Client API:  %s/v1\n  Admin API:   %s/admin/api/v1\n  API docs:    %s/docs\n", base, base, base)
+		fmt.Printf("\nLore is running\n  Reader:      %s/\n  Console:     %s/admin\n  Client API:  %s/v1\n  Admin API:   %s/admin/api/v1\n  API docs:    %s/docs\n",
+			base, base, base, base, base)
 		if d.Temporal != nil {
 			fmt.Printf("  Temporal UI: %s\n", cfg.TemporalUI)
 		}
