@@ -79,6 +79,21 @@ func (s *Server) guardTurn(t *chatTurn) {
 // chatRateLimit counts one chat request of the caller against the limits
 // of its IP and of the site, then checks the site's daily token budget.
 func (s *Server) chatRateLimit(c *fiber.Ctx, site *models.Site) error {
+	wait, err := s.siteRateLimit(c.UserContext(), "chat", s.clientIP(c), site)
+	if err != nil {
+		return err
+	}
+	if wait > 0 {
+		return tooManyAttempts(c, wait, "chat requests")
+	}
+	return s.chatBudget(c, site)
+}
+
+// siteRateLimit counts one request of kind ("chat": a chat turn) from the
+// client address ip against the per-IP and per-site limits of the site's
+// chat (LORE_CHAT_RATE_PER_IP, LORE_CHAT_RATE_PER_SITE per minute) and
+// returns how long the caller must wait (0: go ahead).
+func (s *Server) siteRateLimit(ctx context.Context, kind, ip string, site *models.Site) (time.Duration, error) {
 	site64 := strconv.FormatInt(site.ID, 10)
 	if site.ID == 0 { // a turn of no site (chatScope) counts against its tenant
 		site64 = "t" + strconv.FormatInt(site.TenantID, 10)
@@ -87,36 +102,42 @@ func (s *Server) chatRateLimit(c *fiber.Ctx, site *models.Site) error {
 		lim attemptLimit
 		key string
 	}{
-		{attemptLimit{name: "chat-ip", max: int64(max(s.d.Cfg.ChatRatePerIP, 1)), window: chatRateWindow}, s.clientIP(c) + "|" + site64},
-		{attemptLimit{name: "chat-site", max: int64(max(s.d.Cfg.ChatRatePerSite, 1)), window: chatRateWindow}, site64},
+		{attemptLimit{name: kind + "-ip", max: int64(max(s.d.Cfg.ChatRatePerIP, 1)), window: chatRateWindow}, ip + "|" + site64},
+		{attemptLimit{name: kind + "-site", max: int64(max(s.d.Cfg.ChatRatePerSite, 1)), window: chatRateWindow}, site64},
 	} {
-		wait, err := s.reserve(c.UserContext(), l.lim, l.key)
-		if err != nil {
-			return err
-		}
-		if wait > 0 {
-			return tooManyAttempts(c, wait, "chat requests")
+		wait, err := s.reserve(ctx, l.lim, l.key)
+		if err != nil || wait > 0 {
+			return wait, err
 		}
 	}
-	return s.chatBudget(c, site)
+	return 0, nil
 }
+
+// errBudgetSpent refuses a turn of a site whose chat has used its daily
+// token budget.
+var errBudgetSpent = Errf(http.StatusTooManyRequests, "this site's chat has used its daily token budget; try again after 00:00 UTC")
 
 // chatBudget refuses a turn of a site whose chat has used its daily token
 // budget, until the next UTC midnight (a turn of no site: its tenant's
 // chats of no site, under the server default).
 func (s *Server) chatBudget(c *fiber.Ctx, site *models.Site) error {
-	budget := s.dailyTokenBudget(site)
-	if budget <= 0 {
-		return nil
-	}
-	now := time.Now()
-	used, err := s.tokensUsedToday(c.UserContext(), site, now)
-	if err != nil || used < budget {
+	spent, err := s.budgetSpent(c.UserContext(), site)
+	if err != nil || !spent {
 		return err
 	}
-	wait := chatbudget.UntilReset(now)
-	c.Set(fiber.HeaderRetryAfter, strconv.Itoa(int(wait/time.Second)+1))
-	return Errf(http.StatusTooManyRequests, "this site's chat has used its daily token budget; try again after 00:00 UTC")
+	c.Set(fiber.HeaderRetryAfter, strconv.Itoa(int(chatbudget.UntilReset(time.Now())/time.Second)+1))
+	return errBudgetSpent
+}
+
+// budgetSpent: the site has a daily token budget and its chat has used it
+// today (UTC).
+func (s *Server) budgetSpent(ctx context.Context, site *models.Site) (bool, error) {
+	budget := s.dailyTokenBudget(site)
+	if budget <= 0 {
+		return false, nil
+	}
+	used, err := s.tokensUsedToday(ctx, site, time.Now())
+	return err == nil && used >= budget, err
 }
 
 // tokensUsedToday is the chat tokens counted today (UTC) for the site, or
