@@ -1,0 +1,415 @@
+// Package gitsrc reads a branch of a Git repository for a sync: a bare
+// clone kept in a cache folder (fetched again on each sync), the files of
+// the branch's head that match the data source's globs, and their blobs.
+// It speaks Git's smart HTTP protocol through go-git (pure Go); every
+// request goes through the transport the caller puts in the context (the
+// outbound guard), with a bound on the bytes one clone or fetch may read.
+package gitsrc
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	git "github.com/go-git/go-git/v5"
+	gitconfig "github.com/go-git/go-git/v5/config"
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/object"
+	"github.com/go-git/go-git/v5/plumbing/transport"
+	"github.com/go-git/go-git/v5/plumbing/transport/client"
+	githttp "github.com/go-git/go-git/v5/plumbing/transport/http"
+	"github.com/go-git/go-git/v5/storage/memory"
+)
+
+// Config is a git data source's config.
+type Config struct {
+	URL    string   `json:"url"`
+	Branch string   `json:"branch"`
+	Paths  []string `json:"paths,omitempty"` // globs (** crosses folders); none: every file
+	Token  string   `json:"token,omitempty"` // sent as HTTP basic auth password
+}
+
+// Bounds of a config.
+const (
+	MaxPaths   = 50
+	MaxPathLen = 300
+)
+
+// Validate checks the config's shape (the address rules are the caller's:
+// netguard at save and at connect). Plain http is accepted only for a
+// literal address or localhost, which the guard allows only when the
+// operator did (LORE_ALLOWED_PROVIDER_HOSTS).
+func (c *Config) Validate() error {
+	c.URL = strings.TrimSpace(c.URL)
+	u, err := url.Parse(c.URL)
+	if err != nil || u.Host == "" || (u.Scheme != "https" && u.Scheme != "http") {
+		return errors.New("config.url: an https:// URL of a Git repository")
+	}
+	if u.User != nil {
+		return errors.New("config.url: must not carry credentials; send the token in config.token")
+	}
+	if u.Scheme == "http" && !literalHost(u.Hostname()) {
+		return errors.New("config.url: use https:// (plain http only for an internal address the operator allowed)")
+	}
+	if len(c.URL) > 2000 {
+		return errors.New("config.url: at most 2000 characters")
+	}
+	c.Branch = strings.TrimSpace(c.Branch)
+	if c.Branch != "" && (len(c.Branch) > 200 || !plumbing.NewBranchReferenceName(c.Branch).IsBranch() ||
+		strings.ContainsAny(c.Branch, " ~^:?*[\\") || strings.Contains(c.Branch, "..")) {
+		return errors.New("config.branch: not a valid branch name")
+	}
+	if len(c.Paths) > MaxPaths {
+		return fmt.Errorf("config.paths: at most %d globs", MaxPaths)
+	}
+	for i, p := range c.Paths {
+		p = strings.TrimPrefix(strings.TrimSpace(p), "/")
+		if p == "" || len(p) > MaxPathLen {
+			return fmt.Errorf("config.paths[%d]: a glob of 1 to %d characters", i, MaxPathLen)
+		}
+		if _, err := globRegexp(p); err != nil {
+			return fmt.Errorf("config.paths[%d]: %v", i, err)
+		}
+		c.Paths[i] = p
+	}
+	if len(c.Token) > 4096 {
+		return errors.New("config.token: at most 4096 characters")
+	}
+	return nil
+}
+
+func literalHost(h string) bool {
+	return net.ParseIP(h) != nil || h == "localhost" || strings.HasSuffix(h, ".localhost")
+}
+
+// globRegexp compiles a glob: * and ? stay within a folder, ** crosses
+// folders ("docs/**/*.md" matches docs/a.md and docs/x/y/a.md).
+func globRegexp(glob string) (*regexp.Regexp, error) {
+	var b strings.Builder
+	b.WriteString("^")
+	for i := 0; i < len(glob); i++ {
+		c := glob[i]
+		switch {
+		case c == '*' && i+1 < len(glob) && glob[i+1] == '*':
+			i++
+			if i+1 < len(glob) && glob[i+1] == '/' {
+				i++
+				b.WriteString("(?:.*/)?")
+			} else {
+				b.WriteString(".*")
+			}
+		case c == '*':
+			b.WriteString("[^/]*")
+		case c == '?':
+			b.WriteString("[^/]")
+		default:
+			b.WriteString(regexp.QuoteMeta(string(c)))
+		}
+	}
+	b.WriteString("$")
+	return regexp.Compile(b.String())
+}
+
+// Matcher reports whether a path matches one of the config's globs (every
+// path when there are none).
+func (c *Config) Matcher() func(string) bool {
+	var res []*regexp.Regexp
+	for _, p := range c.Paths {
+		if re, err := globRegexp(p); err == nil {
+			res = append(res, re)
+		}
+	}
+	return func(p string) bool {
+		if len(res) == 0 {
+			return true
+		}
+		for _, re := range res {
+			if re.MatchString(p) {
+				return true
+			}
+		}
+		return false
+	}
+}
+
+func (c *Config) auth() transport.AuthMethod {
+	if c.Token == "" {
+		return nil
+	}
+	return &githttp.BasicAuth{Username: "lore", Password: c.Token}
+}
+
+// ctxKey carries the transport of one operation in its context.
+type ctxKey struct{}
+
+type bounded struct {
+	rt   http.RoundTripper
+	left *atomic.Int64
+	max  int64
+}
+
+// The go-git HTTP protocols are process-wide: they take each request's
+// transport from its context, so a request without one (not made by this
+// package) is refused instead of going out unguarded.
+func init() {
+	c := &http.Client{Transport: ctxTransport{}, CheckRedirect: func(req *http.Request, via []*http.Request) error {
+		if len(via) >= 3 {
+			return errors.New("more than 3 redirects")
+		}
+		return nil
+	}}
+	client.InstallProtocol("https", githttp.NewClient(c))
+	client.InstallProtocol("http", githttp.NewClient(c))
+}
+
+type ctxTransport struct{}
+
+// ErrTooLarge is returned when a clone or fetch reads more than its bound.
+var ErrTooLarge = errors.New("the repository is larger than the sync allows")
+
+func (ctxTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	b, ok := req.Context().Value(ctxKey{}).(*bounded)
+	if !ok || b.rt == nil {
+		return nil, errors.New("gitsrc: no outbound transport for this request")
+	}
+	res, err := b.rt.RoundTrip(req)
+	if err != nil {
+		return nil, err
+	}
+	res.Body = &limitBody{ReadCloser: res.Body, b: b}
+	return res, nil
+}
+
+type limitBody struct {
+	io.ReadCloser
+	b *bounded
+}
+
+func (l *limitBody) Read(p []byte) (int, error) {
+	n, err := l.ReadCloser.Read(p)
+	if l.b.left.Add(-int64(n)) < 0 {
+		return n, fmt.Errorf("%w (more than %d MiB read)", ErrTooLarge, l.b.max>>20)
+	}
+	return n, err
+}
+
+// Client reaches repositories through a transport with a bound on the
+// bytes read by one operation.
+type Client struct {
+	Transport http.RoundTripper
+	MaxBytes  int64 // per clone or fetch; 0: 1 GiB
+	CacheDir  string
+}
+
+func (cl *Client) ctx(ctx context.Context) context.Context {
+	max := cl.MaxBytes
+	if max <= 0 {
+		max = 1 << 30
+	}
+	left := new(atomic.Int64)
+	left.Store(max)
+	return context.WithValue(ctx, ctxKey{}, &bounded{rt: cl.Transport, left: left, max: max})
+}
+
+// DefaultBranch asks the remote for its branches and returns branch when it
+// exists, or the remote's default branch when branch is "" (a check at save:
+// the repository is reachable with the token).
+func (cl *Client) DefaultBranch(ctx context.Context, cfg Config) (string, error) {
+	rem := git.NewRemote(memory.NewStorage(), &gitconfig.RemoteConfig{Name: "origin", URLs: []string{cfg.URL}})
+	refs, err := rem.ListContext(cl.ctx(ctx), &git.ListOptions{Auth: cfg.auth()})
+	if err != nil {
+		return "", cleanErr(err, cfg)
+	}
+	head := ""
+	branches := map[string]bool{}
+	for _, r := range refs {
+		if r.Name() == plumbing.HEAD && r.Type() == plumbing.SymbolicReference {
+			head = r.Target().Short()
+		}
+		if r.Name().IsBranch() {
+			branches[r.Name().Short()] = true
+		}
+	}
+	if cfg.Branch != "" {
+		if !branches[cfg.Branch] {
+			return "", fmt.Errorf("branch %q does not exist in the repository", cfg.Branch)
+		}
+		return cfg.Branch, nil
+	}
+	if head != "" && branches[head] {
+		return head, nil
+	}
+	for _, b := range []string{"main", "master"} {
+		if branches[b] {
+			return b, nil
+		}
+	}
+	return "", errors.New("the repository has no branch; set config.branch")
+}
+
+// cleanErr keeps the token out of an error's text.
+func cleanErr(err error, cfg Config) error {
+	msg := err.Error()
+	if cfg.Token != "" {
+		msg = strings.ReplaceAll(msg, cfg.Token, "***")
+	}
+	if errors.Is(err, ErrTooLarge) {
+		return fmt.Errorf("%w: %s", ErrTooLarge, msg)
+	}
+	if errors.Is(err, transport.ErrAuthenticationRequired) || errors.Is(err, transport.ErrAuthorizationFailed) {
+		return fmt.Errorf("the repository refused the credentials (config.token): %s", msg)
+	}
+	return errors.New(msg)
+}
+
+// Repo is a bare clone of one branch in the cache.
+type Repo struct {
+	cfg  Config
+	repo *git.Repository
+}
+
+// locks serialise the operations on one cache folder within a process.
+var locks sync.Map
+
+func lockDir(dir string) func() {
+	m, _ := locks.LoadOrStore(dir, &sync.Mutex{})
+	mu := m.(*sync.Mutex)
+	mu.Lock()
+	return mu.Unlock
+}
+
+// dir is the cache folder of a data source's repository: a new URL or
+// branch gets a new clone.
+func (cl *Client) dir(id int64, cfg Config) string {
+	h := sha256.Sum256([]byte(cfg.URL + "\x00" + cfg.Branch))
+	return filepath.Join(cl.CacheDir, fmt.Sprintf("%d-%s", id, hex.EncodeToString(h[:6])))
+}
+
+// Open returns the cached clone of the data source's branch, cloned when
+// absent, fetched when fetch is set or when want (a commit) is missing.
+func (cl *Client) Open(ctx context.Context, id int64, cfg Config, fetch bool, want string) (*Repo, error) {
+	dir := cl.dir(id, cfg)
+	unlock := lockDir(dir)
+	defer unlock()
+	repo, err := git.PlainOpen(dir)
+	if err != nil {
+		_ = os.RemoveAll(dir) // a partial clone of a killed process
+		if err := os.MkdirAll(cl.CacheDir, 0o700); err != nil {
+			return nil, err
+		}
+		tmp, err := os.MkdirTemp(cl.CacheDir, ".clone-")
+		if err != nil {
+			return nil, err
+		}
+		_, err = git.PlainCloneContext(cl.ctx(ctx), tmp, true, &git.CloneOptions{URL: cfg.URL, Auth: cfg.auth(),
+			ReferenceName: plumbing.NewBranchReferenceName(cfg.Branch), SingleBranch: true, Tags: git.NoTags, NoCheckout: true})
+		if err != nil {
+			_ = os.RemoveAll(tmp)
+			return nil, cleanErr(err, cfg)
+		}
+		if err := os.Rename(tmp, dir); err != nil {
+			_ = os.RemoveAll(tmp)
+			return nil, err
+		}
+		if repo, err = git.PlainOpen(dir); err != nil {
+			return nil, err
+		}
+		fetch = false
+	}
+	r := &Repo{cfg: cfg, repo: repo}
+	if want != "" {
+		if _, err := repo.CommitObject(plumbing.NewHash(want)); err != nil {
+			fetch = true
+		}
+	}
+	if fetch {
+		spec := gitconfig.RefSpec(fmt.Sprintf("+refs/heads/%s:refs/heads/%s", cfg.Branch, cfg.Branch))
+		err := repo.FetchContext(cl.ctx(ctx), &git.FetchOptions{RemoteName: "origin", RefSpecs: []gitconfig.RefSpec{spec},
+			Auth: cfg.auth(), Tags: git.NoTags, Force: true})
+		if err != nil && !errors.Is(err, git.NoErrAlreadyUpToDate) {
+			return nil, cleanErr(err, cfg)
+		}
+	}
+	return r, nil
+}
+
+// Head is the commit the branch points at.
+func (r *Repo) Head() (string, error) {
+	for _, name := range []plumbing.ReferenceName{plumbing.NewBranchReferenceName(r.cfg.Branch),
+		plumbing.NewRemoteReferenceName("origin", r.cfg.Branch)} {
+		if ref, err := r.repo.Reference(name, true); err == nil {
+			return ref.Hash().String(), nil
+		}
+	}
+	return "", fmt.Errorf("branch %q is not in the repository", r.cfg.Branch)
+}
+
+// File is one file of a commit.
+type File struct {
+	Path string
+	Blob string // the blob id: the same bytes have the same id
+	Size int64
+}
+
+// ErrTooMany is returned when a commit has more matching files than the
+// bound.
+var ErrTooMany = errors.New("too many files")
+
+// Files lists the files of a commit that keep(path) accepts, by path, at
+// most max of them.
+func (r *Repo) Files(commit string, keep func(string) bool, max int) ([]File, error) {
+	c, err := r.repo.CommitObject(plumbing.NewHash(commit))
+	if err != nil {
+		return nil, fmt.Errorf("commit %s: %w", commit, err)
+	}
+	tree, err := c.Tree()
+	if err != nil {
+		return nil, err
+	}
+	var out []File
+	err = tree.Files().ForEach(func(f *object.File) error {
+		if !f.Mode.IsFile() || !keep(f.Name) {
+			return nil
+		}
+		if len(out) >= max {
+			return fmt.Errorf("%w: more than %d matching files at %s; narrow config.paths", ErrTooMany, max, commit[:min(len(commit), 12)])
+		}
+		out = append(out, File{Path: f.Name, Blob: f.Hash.String(), Size: f.Size})
+		return nil
+	})
+	sort.Slice(out, func(i, j int) bool { return out[i].Path < out[j].Path })
+	return out, err
+}
+
+// ErrBlobTooLarge is returned for a file over the read bound.
+var ErrBlobTooLarge = errors.New("the file is larger than the import allows")
+
+// ReadBlob reads a blob's bytes, at most max.
+func (r *Repo) ReadBlob(id string, max int64) ([]byte, error) {
+	b, err := r.repo.BlobObject(plumbing.NewHash(id))
+	if err != nil {
+		return nil, fmt.Errorf("blob %s: %w", id, err)
+	}
+	if b.Size > max {
+		return nil, fmt.Errorf("%w: %d bytes, more than %d", ErrBlobTooLarge, b.Size, max)
+	}
+	rd, err := b.Reader()
+	if err != nil {
+		return nil, err
+	}
+	defer rd.Close()
+	return io.ReadAll(io.LimitReader(rd, max))
+}
