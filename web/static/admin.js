@@ -389,7 +389,7 @@ routes.site = async (params) => {
     : await api("GET", "/sites/" + Number(params.get("id")));
   const inp = {
     name: h("input", { name: "name", id: "site-name", required: true, maxlength: "100", value: s.name }),
-    slug: h("input", { name: "slug", id: "site-slug", maxlength: "200", value: s.slug, pattern: "[a-z0-9][a-z0-9-]*" }),
+    slug: h("input", { name: "slug", id: "site-slug", maxlength: "200", value: s.slug, pattern: "[a-z0-9][a-z0-9\\-]*" }),
     description: h("textarea", { name: "description", id: "site-description", rows: "3", maxlength: "10000", value: s.description || "" }),
     theme: h("input", { name: "theme_color", id: "site-theme", maxlength: "50", value: s.theme_color || "" }),
     status: select("status", [["active", t("active")], ["inactive", t("inactive")]], s.status === "inactive" ? "inactive" : "active"),
@@ -564,10 +564,15 @@ routes.docs = async (params, signal) => {
     pagerSlot.replaceChildren(pager(r.pagination, (n) => { const p = new URLSearchParams(params); p.set("page", n); go("docs", p); }) || "");
     return r.list.some((d) => d.vector_status === "pending" || d.vector_status === "processing");
   };
+  // While documents are being vectorized, and for a while after an action
+  // (a publish starts its vectorization a moment later), the list follows.
   let busy = await load();
-  // While documents are being vectorized the list follows them.
-  every(1000, async () => { if (busy) busy = await load().catch(() => false); });
-  document.addEventListener("lore:docs-changed", async () => { busy = await load().catch(() => false); }, { signal });
+  let recent = params.get("recent") ? Date.now() + 10000 : 0;
+  every(1000, async () => { if (busy || Date.now() < recent) busy = await load().catch(() => false); });
+  document.addEventListener("lore:docs-changed", async () => {
+    recent = Date.now() + 10000;
+    busy = await load().catch(() => false);
+  }, { signal });
   return [
     h("div", { class: "head" }, h("h1", { text: t("Documents") }),
       link(t("New document"), "#/doc?site=" + site.id, { class: "button", id: "new-doc" }),
@@ -769,9 +774,7 @@ function followImport(jobId, box, signal, site) {
   const actions = h("div", { class: "row", id: "import-actions" });
   box.replaceChildren(h("h2", { text: t("Import job") }), h("div", { class: "barline" }, jobBar, jobText), items, actions);
   box.dataset.job = jobId;
-  let last = null;
   const show = (j) => {
-    last = j;
     const pct = jobPercent(j);
     setBar(jobBar, pct);
     jobBar.dataset.value = pct == null ? "" : String(pct);
@@ -801,7 +804,7 @@ function followImport(jobId, box, signal, site) {
       actions.append(button(t("Publish the imported documents now"), (e) => busyDo(e.target, async () => {
         for (const it of drafts) await api("PUT", "/documents/" + it.document_id, { status: "published" });
         toast(t("{n} documents published.", { n: drafts.length }));
-        go("docs", { site: site.id });
+        go("docs", { site: site.id, recent: 1 });
       }), { id: "import-publish-now", class: "secondary" }));
       actions.append(link(t("Documents"), "#/docs?site=" + site.id, { class: "button secondary" }));
     }
