@@ -13,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"sort"
 	"strings"
 	"sync"
 	"testing"
@@ -579,4 +580,113 @@ func (p *cutProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 	}
+}
+
+// TestBrowserConsoleJobsLive opens the jobs page on a running re-index (one
+// document per group, one group at a time, so it runs for a few seconds
+// with many progress changes) and checks that the page's progress bar
+// shows every change the API reports within a second, then the job's end.
+func TestBrowserConsoleJobsLive(t *testing.T) {
+	b, check := openChromium(t, 1300, 950)
+	ls := startLive(t, map[string]string{"LORE_BATCH_VECTORIZE_GROUP": "1", "LORE_BATCH_VECTORIZE_CONCURRENCY": "1"})
+	css := func(sel string) chromedp.CSS { return chromedp.CSS(sel) }
+	ls.call(t, "PUT", "/admin/api/v1/system-configs/ai-config", map[string]any{"vectorize_mode": "manual"}, nil)
+	var st struct {
+		ID int64 `json:"id"`
+	}
+	ls.call(t, "POST", "/admin/api/v1/sites", map[string]any{"name": "Almanac", "slug": "almanac"}, &st)
+	// Long documents, so that indexing each one takes a moment.
+	words := strings.Fields("weather tides moon frost sowing harvest rain wind sun planting pruning orchard meadow hedge barley wheat")
+	for i := range 120 {
+		var body strings.Builder
+		fmt.Fprintf(&body, "# Day %d\n\n", i)
+		for j := 0; body.Len() < 60<<10; j++ {
+			if j%80 == 0 {
+				fmt.Fprintf(&body, "\n\n## Part %d\n\n", j/80)
+			}
+			body.WriteString(words[(i*7+j*j)%len(words)] + " ")
+		}
+		ls.call(t, "POST", "/admin/api/v1/documents", map[string]any{"title": fmt.Sprintf("Day %d", i), "site_id": st.ID, "status": "published",
+			"content": body.String()}, nil)
+	}
+	b.do("log in", chromedp.Navigate(ls.base+"/admin"), chromedp.WaitVisible(css(`#login-form`)),
+		chromedp.SendKeys(css(`#login-email`), "admin@web.test"), chromedp.SendKeys(css(`#login-password`), "admin-password"),
+		chromedp.Click(css(`#login-submit`)), chromedp.WaitVisible(css(`#sites-table`)))
+	var job struct {
+		JobID string `json:"job_id"`
+	}
+	ls.call(t, "POST", "/admin/api/v1/documents:reindex", map[string]any{"site_id": st.ID}, &job)
+	row := fmt.Sprintf(`#jobs-table tr[data-job-id=%q]`, job.JobID)
+	b.do("jobs page", chromedp.Navigate(ls.base+"/admin#/jobs?kind=reindex"), chromedp.WaitVisible(css(row)))
+
+	// Each percentage the API shows, and when the page first showed it (or more).
+	type seen struct{ api, page time.Time }
+	marks := map[int]*seen{}
+	pageValue := fmt.Sprintf(`(() => { const p = document.querySelector(%q); return p && p.dataset.value !== "" ? Number(p.dataset.value) : -1 })()`,
+		row+" progress")
+	deadline := time.Now().Add(2 * time.Minute)
+	shot := false
+	for {
+		var v struct {
+			Status   string `json:"status"`
+			Progress *struct {
+				Total     int `json:"total"`
+				Completed int `json:"completed"`
+				Failed    int `json:"failed"`
+			} `json:"progress"`
+		}
+		ls.call(t, "GET", "/admin/api/v1/jobs/"+job.JobID, nil, &v)
+		now := time.Now()
+		if v.Progress != nil && v.Progress.Total > 0 {
+			pct := 100 * (v.Progress.Completed + v.Progress.Failed) / v.Progress.Total
+			if v.Status == "completed" {
+				pct = 100
+			}
+			if marks[pct] == nil {
+				marks[pct] = &seen{api: now}
+			}
+		}
+		pv := evalJS[int](b, pageValue)
+		for pct, m := range marks {
+			if pct <= pv && m.page.IsZero() {
+				m.page = time.Now()
+			}
+		}
+		if !shot && pv > 20 && pv < 100 {
+			b.shot("console-jobs-live")
+			shot = true
+		}
+		if v.Status != "running" && marks[100] != nil && !marks[100].page.IsZero() {
+			break
+		}
+		if now.After(deadline) {
+			t.Fatalf("the job is %s; page at %d%%", v.Status, pv)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if len(marks) < 5 {
+		t.Fatalf("the API showed only %d distinct percentages: the job was too quick to measure", len(marks))
+	}
+	var worst time.Duration
+	for pct, m := range marks {
+		if d := m.page.Sub(m.api); d > worst {
+			worst = d
+		}
+		if d := m.page.Sub(m.api); d > time.Second {
+			t.Errorf("%d%%: the page showed it %s after the API", pct, d.Round(time.Millisecond))
+		}
+	}
+	first := time.Now()
+	var pcts []int
+	for pct, m := range marks {
+		pcts = append(pcts, pct)
+		if m.api.Before(first) {
+			first = m.api
+		}
+	}
+	sort.Ints(pcts)
+	t.Logf("%d progress changes over %s (%v); the page followed the API within %s at worst", len(marks),
+		marks[100].api.Sub(first).Round(time.Millisecond), pcts, worst.Round(time.Millisecond))
+	b.do("completed", chromedp.WaitVisible(css(row+`[data-status="completed"]`)))
+	check()
 }

@@ -58,7 +58,8 @@ type liveServer struct {
 	token string
 }
 
-func startLive(t *testing.T) *liveServer {
+// startLive starts it; extra settings override the test's configuration.
+func startLive(t *testing.T, extra ...map[string]string) *liveServer {
 	t.Helper()
 	tmp, err := testenv.StartTemporal()
 	if err != nil {
@@ -69,6 +70,11 @@ func startLive(t *testing.T) *liveServer {
 		"LORE_DATA_DIR": t.TempDir(), "DATABASE_URL": "", "TEMPORAL_ADDRESS": tmp.Addr,
 		"TEMPORAL_TASK_QUEUE": fmt.Sprintf("web-browser-%d", time.Now().UnixNano()), "LORE_JWT_SECRET": "web-browser-secret-0123456789abcdef0123",
 		"LORE_ADMIN_EMAIL": "admin@web.test", "LORE_ADMIN_PASSWORD": "admin-password",
+	}
+	for _, m := range extra {
+		for k, v := range m {
+			env[k] = v
+		}
 	}
 	cfg, err := config.LoadFrom(config.MapSource(env))
 	if err != nil {
