@@ -31,7 +31,8 @@ exec "$BIN" server start-dev \
   --ui-port "${TEMPORAL_UI_PORT:-8233}" \
   --dynamic-config-value system.enableActivityEagerExecution=true \
   --dynamic-config-value system.forceSearchAttributesCacheRefreshOnRead=false \
-  --search-attribute LoreDocumentId=Int --search-attribute LoreKind=Keyword \
+  --search-attribute LoreDocumentId=Int --search-attribute LoreJob=Bool \
+  --search-attribute LoreKind=Keyword \
   --search-attribute LoreRequestedBy=Keyword --search-attribute LoreSiteId=Int \
   --search-attribute LoreTenantId=Int \
   --log-level warn

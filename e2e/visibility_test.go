@@ -91,4 +91,20 @@ func TestChatRunsCarrySearchAttributesAndTitle(t *testing.T) {
 		!strings.HasPrefix(m.Title, "Chat turn 1 of thread") || !strings.Contains(m.Title, "(site Visible chats A)") {
 		t.Fatalf("chat run meta %+v", m)
 	}
+	// The Web UI's "jobs only" saved query (docs/operations.md) lists the
+	// document's vectorization job and none of the chat turns; its negation
+	// lists both turns.
+	job := workflows.AttrJob.GetName()
+	eventually(t, 30*time.Second, "the chat turns listed by LoreJob = false", func() bool {
+		return len(a.listByAttrs(job+" = false")) == 2
+	})
+	jobs := a.listByAttrs(job + " = true")
+	if len(jobs) == 0 {
+		t.Fatal("LoreJob = true lists no job (the vectorization of the published document)")
+	}
+	for _, id := range jobs {
+		if strings.HasPrefix(id, "chat-") {
+			t.Fatalf("LoreJob = true lists the chat run %s: %v", id, jobs)
+		}
+	}
 }

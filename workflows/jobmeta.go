@@ -2,6 +2,7 @@ package workflows
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -38,7 +39,15 @@ var (
 	AttrDocument    = temporal.NewSearchAttributeKeyInt64("LoreDocumentId")
 	AttrKind        = temporal.NewSearchAttributeKeyKeyword("LoreKind")
 	AttrRequestedBy = temporal.NewSearchAttributeKeyKeyword("LoreRequestedBy")
+	// AttrJob is true on the workflows GET /jobs lists (JobKinds) and false
+	// on the others Lore starts with a kind (chat turns, kefu syncs), which
+	// outnumber jobs many times over on a busy site: the Web UI's "jobs
+	// only" saved query is LoreJob = true, whatever kinds come later.
+	AttrJob = temporal.NewSearchAttributeKeyBool("LoreJob")
 )
+
+// IsJobKind reports whether GET /jobs lists workflows of kind.
+func IsJobKind(kind string) bool { return slices.Contains(JobKinds, kind) }
 
 // SearchAttributeTypes names every custom search attribute with its type, for
 // registration (`lore temporal setup`, the dev server's --search-attribute).
@@ -48,6 +57,7 @@ var SearchAttributeTypes = map[string]enumspb.IndexedValueType{
 	AttrDocument.GetName():    enumspb.INDEXED_VALUE_TYPE_INT,
 	AttrKind.GetName():        enumspb.INDEXED_VALUE_TYPE_KEYWORD,
 	AttrRequestedBy.GetName(): enumspb.INDEXED_VALUE_TYPE_KEYWORD,
+	AttrJob.GetName():         enumspb.INDEXED_VALUE_TYPE_BOOL,
 }
 
 // DevServerArgs are the flags every Temporal dev server Lore starts gets
@@ -78,8 +88,11 @@ func DevServerSearchAttributeArgs() []string {
 	var out []string
 	for _, name := range sortedAttrNames() {
 		t := "Int"
-		if SearchAttributeTypes[name] == enumspb.INDEXED_VALUE_TYPE_KEYWORD {
+		switch SearchAttributeTypes[name] {
+		case enumspb.INDEXED_VALUE_TYPE_KEYWORD:
 			t = "Keyword"
+		case enumspb.INDEXED_VALUE_TYPE_BOOL:
+			t = "Bool"
 		}
 		out = append(out, "--search-attribute", name+"="+t)
 	}
@@ -115,10 +128,17 @@ type JobMeta struct {
 }
 
 // SearchAttributes are the typed search attributes of the job's workflow.
-func (m JobMeta) SearchAttributes() temporal.SearchAttributes {
+func (m JobMeta) SearchAttributes() temporal.SearchAttributes { return m.searchAttributes(true) }
+
+// searchAttributes are the search attributes, LoreJob only when withJob (a
+// namespace set up before it existed lacks it).
+func (m JobMeta) searchAttributes(withJob bool) temporal.SearchAttributes {
 	var upd []temporal.SearchAttributeUpdate
 	if m.Kind != "" {
 		upd = append(upd, AttrKind.ValueSet(m.Kind))
+		if withJob {
+			upd = append(upd, AttrJob.ValueSet(IsJobKind(m.Kind)))
+		}
 	}
 	if m.TenantID != 0 {
 		upd = append(upd, AttrTenant.ValueSet(m.TenantID))

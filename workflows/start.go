@@ -20,6 +20,9 @@ import (
 type Starter struct {
 	log          *slog.Logger
 	attrsMissing atomic.Bool
+	// jobMissing: the namespace has the other attributes but not LoreJob
+	// (set up before it existed, and not writable by this process).
+	jobMissing atomic.Bool
 }
 
 // NewStarter returns a Starter that logs through log (nil: silent).
@@ -40,10 +43,21 @@ func StartWithMeta[T any](st *Starter, meta JobMeta, opts client.StartWorkflowOp
 	if st.attrsMissing.Load() {
 		return start(opts)
 	}
-	opts.TypedSearchAttributes = meta.SearchAttributes()
+	withJob := meta.Kind != "" && !st.jobMissing.Load()
+	opts.TypedSearchAttributes = meta.searchAttributes(withJob)
 	v, err := start(opts)
 	if err == nil || !IsUnknownSearchAttr(err) {
 		return v, err
+	}
+	if withJob {
+		// The attributes of an older setup still list jobs: keep them.
+		opts.TypedSearchAttributes = meta.searchAttributes(false)
+		if v, err = start(opts); err == nil || !IsUnknownSearchAttr(err) {
+			if err == nil && !st.jobMissing.Swap(true) && st.log != nil {
+				st.log.Warn("Temporal search attribute LoreJob is not registered: workflows start without it (the Web UI's LoreJob = true query misses them); run `lore temporal setup`")
+			}
+			return v, err
+		}
 	}
 	if !st.attrsMissing.Swap(true) && st.log != nil {
 		st.log.Warn("Temporal search attributes are not registered: workflows start without them and GET /jobs cannot list them; run `lore temporal setup` (the dev server of temporal-dev.sh registers them)", "err", err)

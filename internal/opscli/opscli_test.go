@@ -111,20 +111,31 @@ func TestTemporalSetupRegistersSearchAttributes(t *testing.T) {
 	if err := Run(ctx, cfg, []string{"temporal", "setup"}, nil, &out); err != nil {
 		t.Fatal(err)
 	}
-	if strings.Count(out.String(), " registered") != 5 {
+	if strings.Count(out.String(), " registered") != 6 {
 		t.Fatalf("first setup:\n%s", out.String())
 	}
 	got, err := srv.Client().OperatorService().ListSearchAttributes(ctx, &operatorservice.ListSearchAttributesRequest{Namespace: "default"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, name := range []string{"LoreTenantId", "LoreSiteId", "LoreDocumentId", "LoreKind", "LoreRequestedBy"} {
+	for _, name := range []string{"LoreTenantId", "LoreSiteId", "LoreDocumentId", "LoreKind", "LoreRequestedBy", "LoreJob"} {
 		if _, ok := got.GetCustomAttributes()[name]; !ok {
 			t.Errorf("%s not registered", name)
 		}
 	}
 	out.Reset()
-	if err := Run(ctx, cfg, []string{"temporal", "setup"}, nil, &out); err != nil || strings.Count(out.String(), "already registered") != 5 {
+	if err := Run(ctx, cfg, []string{"temporal", "setup"}, nil, &out); err != nil || strings.Count(out.String(), "already registered") != 6 {
 		t.Fatalf("second setup (%v):\n%s", err, out.String())
+	}
+	// A namespace set up before LoreJob existed: setup adds it alone and
+	// leaves the others as they are.
+	if _, err := srv.Client().OperatorService().RemoveSearchAttributes(ctx, &operatorservice.RemoveSearchAttributesRequest{
+		Namespace: "default", SearchAttributes: []string{"LoreJob"}}); err != nil {
+		t.Fatal(err)
+	}
+	out.Reset()
+	if err := Run(ctx, cfg, []string{"temporal", "setup"}, nil, &out); err != nil || strings.Count(out.String(), "already registered") != 5 ||
+		!regexp.MustCompile(`(?m)^LoreJob +Bool +registered$`).MatchString(out.String()) {
+		t.Fatalf("setup of an older namespace (%v):\n%s", err, out.String())
 	}
 }
