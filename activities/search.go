@@ -45,6 +45,9 @@ type SourceRef struct {
 	// of the query's words, 1 for every page that mentions them all), it
 	// tells apart a passage that answers from one that mentions.
 	Score float64 `json:"score"`
+	// Revision is the document revision (content version) the passage
+	// quotes: retrieval serves chunks of the current version only.
+	Revision int64 `json:"revision,omitempty"`
 }
 
 // SearchResult is what the workflow needs of a search: no passage text.
@@ -75,6 +78,8 @@ type Passage struct {
 	Score      float64 `json:"score"`
 	Fragments  int     `json:"fragments"`
 	Content    string  `json:"content"`
+	// Revision is the document revision the fragments are of.
+	Revision int64 `json:"revision,omitempty"`
 }
 
 // FragmentSeparator joins fragments of one document in a passage.
@@ -130,7 +135,7 @@ func (a *Chat) search(ctx context.Context, in SearchInput) (SearchResult, error)
 	support := extractive.Support(query, titles, contents)
 	for i, p := range res.Passages {
 		h.Write([]byte(fmt.Sprintf("%d\x00%s\x00", p.DocumentID, p.Content)))
-		out.Sources = append(out.Sources, SourceRef{DocumentID: p.DocumentID, SiteID: p.SiteID, Title: p.Title, Score: support[i]})
+		out.Sources = append(out.Sources, SourceRef{DocumentID: p.DocumentID, SiteID: p.SiteID, Title: p.Title, Score: support[i], Revision: p.Revision})
 	}
 	out.Hash = hex.EncodeToString(h.Sum(nil))
 	out.ElapsedMS = time.Since(start).Milliseconds()
@@ -201,7 +206,7 @@ func mergeByDocument(hits []vector.Hit) []Passage {
 			}
 		}
 		out = append(out, Passage{DocumentID: id, SiteID: g[0].SiteID, Title: g[0].Title, Score: float64(best),
-			Fragments: len(g), Content: strings.Join(texts, FragmentSeparator)})
+			Fragments: len(g), Content: strings.Join(texts, FragmentSeparator), Revision: g[0].Version})
 	}
 	return out
 }

@@ -83,7 +83,7 @@ type ChatMessageOutput struct {
 	ID               *string         `json:"id" doc:"always null"`
 	ToolCalls        json.RawMessage `json:"tool_calls" doc:"[{id, type:\"function\", function:{name, arguments}, elapsed_ms?}], default []"`
 	ToolCallID       *string         `json:"tool_call_id" doc:"tool rows: the call answered; else null"`
-	Sources          json.RawMessage `json:"sources" doc:"final assistant rows: [{id, title, siteId, documentId, score, sourceIndex, related?}] (related: found by the search, not cited by the answer); else null"`
+	Sources          json.RawMessage `json:"sources" doc:"final assistant rows: [{id, title, siteId, documentId, score, sourceIndex, related?, revision?, changed_since, current_revision}] (related: found by the search, not cited by the answer; revision: the document revision quoted; changed_since: the document changed since (true when it is gone, null for answers stored before revisions); current_revision: its revision now, null when gone); else null"`
 	AdditionalKwargs json.RawMessage `json:"additional_kwargs" doc:"e.g. {trace, usage_metadata}; default {}"`
 	CreatedAt        string          `json:"created_at" doc:"ISO-8601 with +00:00"`
 	MessageSeq       *int            `json:"message_seq" doc:"0-based index among the thread's assistant rows with content (the key of feedback); else null"`
@@ -296,6 +296,9 @@ func (s *Server) chatSessionMessages(c *fiber.Ctx) error {
 	out := ChatMessages{ThreadID: sess.ThreadID, Messages: make([]ChatMessageOutput, len(rows))}
 	for i := range rows {
 		out.Messages[i] = chatMessageOutput(&rows[i])
+	}
+	if err := s.markChangedSources(c.UserContext(), out.Messages); err != nil {
+		return err
 	}
 	return ok(c, out)
 }

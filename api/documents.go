@@ -300,7 +300,7 @@ func (s *Server) createDocument(c *fiber.Ctx) error {
 		Category: in.Category, Author: in.Author, Tags: cleanTags(in.Tags), Status: status,
 		VectorStatus: models.VecNone, ContentVersion: 1, ReadingTime: readingTime(in.Content),
 		ParseMeta: encodeParseMeta(in.ParseMeta)}
-	if err := s.d.DB.CreateDocument(c.UserContext(), doc); err != nil {
+	if err := s.d.DB.CreateDocument(db.WithRevision(c.UserContext(), revisionAuthor(c, "")), doc); err != nil {
 		return treeError(err)
 	}
 	s.afterSave(c, nil, doc, vectorize)
@@ -330,7 +330,9 @@ func (s *Server) updateDocument(c *fiber.Ctx) error {
 		return err
 	}
 	setCollection := bodyHas(c, "collection_id")
-	before, after, err := s.d.DB.UpdateDocument(c.UserContext(), doc.ID, func(d *models.Document) error {
+	// The revision an edit of the title or content stores names the user.
+	ctx := db.WithRevision(c.UserContext(), revisionAuthor(c, ""))
+	before, after, err := s.d.DB.UpdateDocument(ctx, doc.ID, func(d *models.Document) error {
 		clearNulls(c.Body(), map[string]func(){"summary": func() { d.Summary = "" },
 			"cover_image": func() { d.CoverImage = "" }, "category": func() { d.Category = "" }})
 		setIf(&d.Title, in.Title)

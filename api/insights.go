@@ -174,6 +174,9 @@ func (s *Server) adminSiteChatMessages(c *fiber.Ctx) error {
 	for i := range rows {
 		out.Messages[i] = chatMessageOutput(&rows[i])
 	}
+	if err := s.markChangedSources(c.UserContext(), out.Messages); err != nil {
+		return err
+	}
 	return ok(c, out)
 }
 

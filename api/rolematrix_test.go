@@ -235,7 +235,7 @@ func (m *matrix) call(r Route, who matrixCaller, s matrixSite, own bool, job str
 		}
 	}
 	path := strings.NewReplacer("{id}", itoa(id), "{key_id}", itoa(keyID), "{object_name+}", file,
-		"{domain}", s.domain, "{slug}", s.slug, "{config_key}", "matrix-none", "{thread_id}", "matrix-none").Replace(r.Path)
+		"{domain}", s.domain, "{slug}", s.slug, "{config_key}", "matrix-none", "{thread_id}", "matrix-none", "{rev}", "1").Replace(r.Path)
 	c := matrixCall{method: r.Method, path: adminPath + path}
 	siteQuery := fmt.Sprintf("?site_id=%d", s.id)
 	switch key {

@@ -32,6 +32,8 @@ func register(ctx context.Context, w worker.Worker, d *deps.Deps) error {
 	w.RegisterActivity(importActivities(d))
 	w.RegisterWorkflow(workflows.Retrieve)
 	w.RegisterActivity(&activities.Vectorize{D: d})
+	w.RegisterWorkflow(workflows.PruneRevisions)
+	w.RegisterActivity(&activities.Revisions{D: d})
 	w.RegisterActivity(&activities.Sites{D: d})
 	w.RegisterActivity(&activities.Chat{D: d, Hub: d.Hub})
 	// Messenger's methods register under their names, DeliverReply among

@@ -44,12 +44,14 @@ func Options() worker.Options {
 }
 
 // Run starts polling, asks for the re-index of sites whose index is of
-// another format (ReindexOutdatedSites), and blocks until Stop.
+// another format (ReindexOutdatedSites), creates or updates the revision
+// pruning schedule (EnsurePruneSchedule), and blocks until Stop.
 func (w *Worker) Run() error {
 	if err := w.w.Start(); err != nil {
 		return err
 	}
 	go w.reindexOutdated()
+	go w.ensurePruneSchedule()
 	<-w.done
 	return nil
 }

@@ -116,6 +116,10 @@ type Source struct {
 	// Related marks a document the search found that the answer does not
 	// cite: offered as related reading, not as support for the answer.
 	Related bool `json:"related,omitempty"`
+	// Revision is the document revision the answer quoted (its content
+	// version then); the stored conversation compares it with the current
+	// one (changed_since).
+	Revision int64 `json:"revision,omitempty"`
 }
 
 // PipelineTrace is the turn's timing, with the site's pipeline trace on.
