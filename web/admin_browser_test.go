@@ -268,6 +268,48 @@ func TestBrowserConsoleNewcomer(t *testing.T) {
 		t.Errorf("the cited page shows %q", body)
 	}
 	b.shot("reader-cited-page")
+
+	// Back in the console: the question in the analytics, a connection test
+	// of the AI models, and an invited user with a temporary password.
+	b.do("analytics", chromedp.Navigate(ls.base+"/admin#/analytics"), chromedp.WaitVisible(css(`#stat-questions`)))
+	if q := b.text(`#stat-questions strong`); q != "1" {
+		t.Errorf("analytics count %q questions", q)
+	}
+	if n := evalJS[int](b, `document.querySelectorAll("#questions-per-day tbody tr").length`); n != 7 {
+		t.Errorf("questions per day: %d rows", n)
+	}
+	b.shot("console-analytics")
+	b.do("AI test", chromedp.Navigate(ls.base+"/admin#/ai"), chromedp.WaitVisible(css(`#ai-test`)),
+		chromedp.Click(css(`#ai-test`)), chromedp.WaitVisible(css(`#ai-test-results tr[data-model]`)))
+	if ok := evalJS[[]string](b, `Array.from(document.querySelectorAll("#ai-test-results tr[data-model]")).map(r => r.dataset.model + ":" + r.dataset.ok)`); len(ok) == 0 ||
+		!strings.Contains(strings.Join(ok, ","), "chat:true") {
+		t.Errorf("connection test %q", ok)
+	}
+	b.shot("console-ai")
+	b.do("invite", chromedp.Navigate(ls.base+"/admin#/users"), chromedp.WaitVisible(css(`#invite-form`)),
+		chromedp.SendKeys(css(`#invite-email`), "writer@web.test"),
+		chromedp.Click(css(`#invite-form input[name="invite-site"]`)),
+		chromedp.Click(css(`#invite-submit`)),
+		chromedp.WaitVisible(css(`#user-secret`)))
+	secret := b.text(`#user-secret`)
+	m := regexp.MustCompile(`writer@web\.test: (\S+) `).FindStringSubmatch(secret)
+	if m == nil {
+		t.Fatalf("invite shows %q", secret)
+	}
+	var login struct {
+		User struct {
+			Role  string  `json:"role"`
+			Sites []int64 `json:"managed_site_ids"`
+		} `json:"user"`
+	}
+	saved := ls.token
+	ls.token = ""
+	ls.call(t, "POST", "/admin/api/v1/users:login", map[string]string{"email": "writer@web.test", "password": m[1]}, &login)
+	ls.token = saved
+	if login.User.Role != "editor" || len(login.User.Sites) != 1 {
+		t.Errorf("the invited user: %+v", login.User)
+	}
+	b.shot("console-users")
 	check()
 }
 
@@ -340,6 +382,34 @@ func TestBrowserConsoleEditor(t *testing.T) {
 	if n := evalJS[int](b, `document.querySelectorAll(".col-delete").length`); n != 0 {
 		t.Errorf("an editor is offered %d collection deletes", n)
 	}
+	// Create a second collection, move it first, nest and rename it.
+	order := `Array.from(document.querySelectorAll("#view > .ctree > li > .col-row .col-name")).map(i => i.value)`
+	b.do("new collection", chromedp.SendKeys(css(`#col-title`), "FAQ"), chromedp.Click(css(`#col-create`)),
+		chromedp.WaitVisible(css(`#view > .ctree > li:nth-child(2) .col-up`)))
+	if got := evalJS[[]string](b, order); strings.Join(got, ",") != "Guides,FAQ" {
+		t.Fatalf("collections %q", got)
+	}
+	b.do("move up", chromedp.Click(css(`#view > .ctree > li:nth-child(2) .col-up`)),
+		chromedp.WaitVisible(css(`#view > .ctree > li:nth-child(1) .col-down:not([disabled])`)))
+	b.until("FAQ first", order+`.join(",") === "FAQ,Guides"`, 10*time.Second)
+	faq := `#view > .ctree > li:nth-child(1)`
+	b.do("nest", chromedp.SetValue(css(faq+` > .col-row select`), fmt.Sprint(col.ID)), chromedp.Click(css(faq+` .col-move`)),
+		chromedp.WaitVisible(css(fmt.Sprintf(`li[data-col-id="%d"] > .ctree .col-name`, col.ID))))
+	nested := fmt.Sprintf(`li[data-col-id="%d"] > .ctree > li`, col.ID)
+	b.do("rename", chromedp.SetValue(css(nested+` .col-name`), "Questions"), chromedp.Click(css(nested+` .col-rename`)),
+		chromedp.WaitVisible(css(fmt.Sprintf(`li[data-col-id="%d"] > .ctree .col-name`, col.ID))))
+	b.until("renamed", fmt.Sprintf(`document.querySelector(%q).value === "Questions"`, nested+" .col-name"), 10*time.Second)
+	var tree []struct {
+		Title    string `json:"title"`
+		Children []struct {
+			Title string `json:"title"`
+		} `json:"children"`
+	}
+	ls.call(t, "GET", fmt.Sprintf("/admin/api/v1/collections:tree?site_id=%d&type=collection", st.ID), nil, &tree)
+	if len(tree) != 1 || tree[0].Title != "Guides" || len(tree[0].Children) != 1 || tree[0].Children[0].Title != "Questions" {
+		t.Errorf("the tree after the moves: %+v", tree)
+	}
+	b.shot("console-editor-collections")
 	// An editor writes a document, with a preview that renders Markdown inertly.
 	b.do("new document", chromedp.Navigate(ls.base+"/admin#/doc?site="+fmt.Sprint(st.ID)), chromedp.WaitVisible(css(`#doc-form`)),
 		chromedp.SendKeys(css(`#doc-title`), "Holidays"),

@@ -28,6 +28,7 @@ function saveSession() {
   } catch { /* storage off: the session lasts the page */ }
 }
 const role = () => (session ? session.user.role : "");
+const roleLabel = (r) => t({ admin: "Admin", tenant_admin: "Admin", site_admin: "Site admin", editor: "Editor" }[r] || r);
 const can = (min) => (LEVEL[role()] || 0) >= (LEVEL[min] || 0);
 
 // ---- DOM helpers ----------------------------------------------------------
@@ -278,7 +279,7 @@ function chrome(on) {
   if (!on) return;
   for (const a of document.querySelectorAll("#nav a[data-min]")) a.hidden = !can(a.dataset.min);
   $("#who-name").textContent = session.user.name || session.user.email;
-  $("#who-role").textContent = t(session.user.role);
+  $("#who-role").textContent = roleLabel(session.user.role);
 }
 
 let loginNode = null;
@@ -354,7 +355,7 @@ function showPasswordChange(forced) {
 
 routes.account = async () => [
   h("h1", { text: t("Account") }),
-  h("p", { text: t("Signed in as {email} ({role}).", { email: session.user.email, role: t(session.user.role) }) }),
+  h("p", { text: t("Signed in as {email} ({role}).", { email: session.user.email, role: roleLabel(session.user.role) }) }),
   passwordForm(false),
 ];
 
@@ -940,7 +941,7 @@ routes.ai = async () => {
     return out;
   };
   const results = h("div", { id: "ai-test-results", "aria-live": "polite" });
-  const form = h("form", { id: "ai-form" }, boxes, field(t("Vectorize mode"), mode),
+  const form = h("form", { id: "ai-form" }, h("div", { class: "grid3" }, boxes), field(t("Vectorize mode"), mode),
     h("div", { class: "row" }, h("button", { type: "submit", id: "ai-save" }, t("Save")),
       button(t("Test connection"), (e) => busyDo(e.target, async () => {
         results.replaceChildren(h("p", { class: "meta", text: t("Testing…") }));
@@ -966,10 +967,16 @@ routes.ai = async () => {
 // ---- users ----------------------------------------------------------------
 
 routes.users = async () => {
-  const [r] = await Promise.all([api("GET", "/users" + q({ page: 1, size: 200 })), sites()]);
-  const roles = [["admin", t("admin")], ["site_admin", t("site_admin")], ["editor", t("editor")]];
+  const [r] = await Promise.all([api("GET", "/users" + q({ page: 1, size: 100 })), sites()]);
+  const roles = ["admin", "site_admin", "editor"].map((r) => [r, roleLabel(r)]);
   const secret = h("p", { class: "notice ok", id: "user-secret", hidden: true, role: "status" });
-  const reveal = (email, password) => { secret.textContent = t("Temporary password for {email}: {password} (shown once)", { email, password }); secret.hidden = false; };
+  // The page may have been drawn again since (after an invite): the secret
+  // goes to the one on the page.
+  const reveal = (email, password) => {
+    const el = document.getElementById("user-secret") || secret;
+    el.textContent = t("Temporary password for {email}: {password} (shown once)", { email, password });
+    el.hidden = false;
+  };
   const siteChecks = (chosen, prefix) => h("div", { class: "checks" }, (sitesCache || []).map((s) =>
     h("label", { class: "check" }, h("input", { type: "checkbox", value: s.id, name: prefix + "-site", checked: chosen.includes(s.id) }), s.name)));
   const email = h("input", { type: "email", id: "invite-email", required: true, maxlength: "254" });
