@@ -19,8 +19,6 @@ import (
 	"testing"
 	"time"
 
-	cdplog "github.com/chromedp/cdproto/log"
-	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
 	"github.com/lorekb/lore/internal/testenv"
 )
@@ -43,65 +41,6 @@ func screenshotDir(t *testing.T) string {
 		t.Fatal(err)
 	}
 	return dir
-}
-
-// openChromium starts a headless Chromium of the given window size; check
-// fails the test with the script and console errors the pages reported
-// (CSP violations among them).
-func openChromium(t *testing.T, width, height int) (b *browser, check func()) {
-	t.Helper()
-	chromium := chromiumPath()
-	if chromium == "" {
-		requireBrowser(t, "no chromium on PATH")
-	}
-	if testing.Short() {
-		t.Skip("-short: no browser test")
-	}
-	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(chromium), chromedp.UserDataDir(t.TempDir()),
-		chromedp.Flag("headless", true), chromedp.NoSandbox, chromedp.DisableGPU,
-		chromedp.Flag("disable-background-networking", true), chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true), chromedp.Flag("disable-dev-shm-usage", true), chromedp.Flag("lang", "en-US"),
-		chromedp.WindowSize(width, height))
-	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
-	ctx, cancelCtx := chromedp.NewContext(actx)
-	ctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
-	t.Cleanup(func() { cancel(); cancelCtx(); cancelAlloc() })
-	var mu sync.Mutex
-	var problems []string
-	if err := chromedp.Listen(ctx, func(ev any) {
-		mu.Lock()
-		defer mu.Unlock()
-		switch e := ev.(type) {
-		case *runtime.EventExceptionThrown:
-			d := e.ExceptionDetails
-			desc := ""
-			if d.Exception != nil {
-				desc = d.Exception.Description
-			}
-			problems = append(problems, fmt.Sprintf("exception: %s %s (%s:%d)", d.Text, desc, d.URL, d.LineNumber+1))
-		case *cdplog.EventEntryAdded:
-			// A refused API call is logged by the browser as a failed
-			// resource; the tests provoke some on purpose (403).
-			if e.Entry.Level == cdplog.EntryLevelError && e.Entry.Source != cdplog.EntrySourceNetwork {
-				problems = append(problems, "log: "+e.Entry.Text+" "+e.Entry.URL)
-			}
-		case *runtime.EventConsoleAPICalled:
-			if e.Type == runtime.ConsoleAPICalledTypeError {
-				problems = append(problems, "console.error")
-			}
-		}
-	}); err != nil {
-		t.Fatalf("start chromium (%s): %v", chromium, err)
-	}
-	b = &browser{t: t, ctx: ctx}
-	return b, func() {
-		t.Helper()
-		mu.Lock()
-		defer mu.Unlock()
-		if len(problems) > 0 {
-			t.Fatalf("the pages reported errors:\n%s", strings.Join(problems, "\n"))
-		}
-	}
 }
 
 // shot saves a screenshot of the page as <dir>/<name>.png.
@@ -166,7 +105,7 @@ func writeFile(t *testing.T, dir, name, content string) string {
 
 // TestBrowserConsoleNewcomer is the newcomer's journey in the console.
 func TestBrowserConsoleNewcomer(t *testing.T) {
-	b, check := openChromium(t, 1300, 950)
+	b, check := openChromium(t, 1300, 950, false)
 	ls := startLive(t)
 	css := func(sel string) chromedp.CSS { return chromedp.CSS(sel) }
 
@@ -319,7 +258,7 @@ func TestBrowserConsoleNewcomer(t *testing.T) {
 // the API refuses the rest anyway. It also switches the console to Chinese
 // and shows it on a phone-sized screen.
 func TestBrowserConsoleEditor(t *testing.T) {
-	b, check := openChromium(t, 1300, 950)
+	b, check := openChromium(t, 1300, 950, true)
 	ls := startLive(t)
 	css := func(sel string) chromedp.CSS { return chromedp.CSS(sel) }
 
@@ -501,9 +440,16 @@ func TestBrowserConsoleEditor(t *testing.T) {
 	if w := evalJS[int](b, `document.documentElement.scrollWidth`); w > 420 {
 		t.Errorf("on a phone the page is %d px wide", w)
 	}
-	b.do("open the menu", chromedp.Click(css(`#menu-toggle`)), chromedp.WaitVisible(css(`#nav a[data-nav="import"]`)))
+	// From the keyboard: Enter on the menu button opens it, Tab goes on to its first link.
+	b.do("open the menu", chromedp.Focus(css(`#menu-toggle`)), chromedp.KeyEvent("\r"),
+		chromedp.WaitVisible(css(`#nav a[data-nav="import"]`)), chromedp.KeyEvent("\t"))
+	if f := evalJS[string](b, `document.activeElement.dataset.nav || document.activeElement.id`); f != "sites" {
+		t.Errorf("Tab after the menu button focuses %q", f)
+	}
+	if ex := b.attr(`#menu-toggle`, "aria-expanded"); ex != "true" {
+		t.Errorf("the open menu says aria-expanded=%q", ex)
+	}
 	b.shot("console-editor-phone")
-	// Keyboard: the language stays; Tab reaches the menu's links.
 	check()
 }
 
@@ -512,7 +458,7 @@ func TestBrowserConsoleEditor(t *testing.T) {
 // while the run goes on): the panel resumes from the last event id
 // (Last-Event-ID) and shows the answer once, without repeating text.
 func TestBrowserChatResume(t *testing.T) {
-	b, check := openChromium(t, 1300, 950)
+	b, check := openChromium(t, 1300, 950, true)
 	ls := startLive(t)
 	css := func(sel string) chromedp.CSS { return chromedp.CSS(sel) }
 	var st struct {
@@ -677,7 +623,7 @@ func (p *cutProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // with many progress changes) and checks that the page's progress bar
 // shows every change the API reports within a second, then the job's end.
 func TestBrowserConsoleJobsLive(t *testing.T) {
-	b, check := openChromium(t, 1300, 950)
+	b, check := openChromium(t, 1300, 950, false)
 	ls := startLive(t, map[string]string{"LORE_BATCH_VECTORIZE_GROUP": "1", "LORE_BATCH_VECTORIZE_CONCURRENCY": "1"})
 	css := func(sel string) chromedp.CSS { return chromedp.CSS(sel) }
 	ls.call(t, "PUT", "/admin/api/v1/system-configs/ai-config", map[string]any{"vectorize_mode": "manual"}, nil)

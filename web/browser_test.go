@@ -152,13 +152,7 @@ func (ls *liveServer) call(t *testing.T, method, path string, body, out any) {
 // visitor's own conversations (empty at first, then the thread, which opens
 // again after a new chat; newest first), and Stop right after a question.
 func TestBrowserReaderAndChat(t *testing.T) {
-	chromium := chromiumPath()
-	if chromium == "" {
-		requireBrowser(t, "no chromium on PATH")
-	}
-	if testing.Short() {
-		t.Skip("-short: no browser test")
-	}
+	b, check := openChromium(t, 1400, 1000, false)
 	ls := startLive(t)
 
 	var st struct {
@@ -202,48 +196,6 @@ func TestBrowserReaderAndChat(t *testing.T) {
 		}
 	}
 
-	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(chromium), chromedp.UserDataDir(t.TempDir()),
-		chromedp.Flag("headless", true), chromedp.NoSandbox, chromedp.DisableGPU,
-		chromedp.Flag("disable-background-networking", true), chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true), chromedp.Flag("disable-dev-shm-usage", true), chromedp.WindowSize(1400, 1000))
-	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
-	defer cancelAlloc()
-	ctx, cancelCtx := chromedp.NewContext(actx)
-	defer cancelCtx()
-	ctx, cancel := context.WithTimeout(ctx, 4*time.Minute)
-	defer cancel()
-
-	// Script errors and console errors (CSP violations among them) fail the test.
-	var mu sync.Mutex
-	var problems []string
-	if err := chromedp.Listen(ctx, func(ev any) {
-		mu.Lock()
-		defer mu.Unlock()
-		switch e := ev.(type) {
-		case *runtime.EventExceptionThrown:
-			d := e.ExceptionDetails
-			desc := ""
-			if d.Exception != nil {
-				desc = d.Exception.Description
-			}
-			problems = append(problems, fmt.Sprintf("exception: %s %s (%s:%d)", d.Text, desc, d.URL, d.LineNumber+1))
-		case *cdplog.EventEntryAdded:
-			if e.Entry.Level == cdplog.EntryLevelError {
-				problems = append(problems, "log: "+e.Entry.Text+" "+e.Entry.URL)
-			}
-		case *runtime.EventConsoleAPICalled:
-			if e.Type == runtime.ConsoleAPICalledTypeError {
-				var parts []string
-				for _, a := range e.Args {
-					parts = append(parts, string(a.Value)+a.Description)
-				}
-				problems = append(problems, "console.error: "+strings.Join(parts, " "))
-			}
-		}
-	}); err != nil {
-		t.Fatalf("start chromium (%s): %v", chromium, err)
-	}
-	b := &browser{t: t, ctx: ctx}
 	css := func(sel string) chromedp.CSS { return chromedp.CSS(sel) }
 
 	// The site list, then the site.
@@ -382,11 +334,69 @@ func TestBrowserReaderAndChat(t *testing.T) {
 	if !evalJS[bool](b, `document.getElementById("chat-stop").hidden && !document.getElementById("chat-send").disabled`) {
 		t.Errorf("after Stop the panel is not idle")
 	}
+	check()
+}
 
-	mu.Lock()
-	defer mu.Unlock()
-	if len(problems) > 0 {
-		t.Fatalf("the pages reported errors:\n%s", strings.Join(problems, "\n"))
+// openChromium starts a headless Chromium of the given window size (the
+// test is skipped, or fails with LORE_REQUIRE_BROWSER=1, without one);
+// check fails the test with the script and console errors the pages
+// reported (CSP violations among them) and, unless httpErrors, the failed
+// loads (a test that provokes refusals or cut streams passes true).
+func openChromium(t *testing.T, width, height int, httpErrors bool) (b *browser, check func()) {
+	t.Helper()
+	chromium := chromiumPath()
+	if chromium == "" {
+		requireBrowser(t, "no chromium on PATH")
+	}
+	if testing.Short() {
+		t.Skip("-short: no browser test")
+	}
+	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(chromium), chromedp.UserDataDir(t.TempDir()),
+		chromedp.Flag("headless", true), chromedp.NoSandbox, chromedp.DisableGPU,
+		chromedp.Flag("disable-background-networking", true), chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true), chromedp.Flag("disable-dev-shm-usage", true), chromedp.Flag("lang", "en-US"),
+		chromedp.WindowSize(width, height))
+	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	ctx, cancelCtx := chromedp.NewContext(actx)
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
+	t.Cleanup(func() { cancel(); cancelCtx(); cancelAlloc() })
+	var mu sync.Mutex
+	var problems []string
+	if err := chromedp.Listen(ctx, func(ev any) {
+		mu.Lock()
+		defer mu.Unlock()
+		switch e := ev.(type) {
+		case *runtime.EventExceptionThrown:
+			d := e.ExceptionDetails
+			desc := ""
+			if d.Exception != nil {
+				desc = d.Exception.Description
+			}
+			problems = append(problems, fmt.Sprintf("exception: %s %s (%s:%d)", d.Text, desc, d.URL, d.LineNumber+1))
+		case *cdplog.EventEntryAdded:
+			if e.Entry.Level == cdplog.EntryLevelError && (!httpErrors || e.Entry.Source != cdplog.EntrySourceNetwork) {
+				problems = append(problems, "log: "+e.Entry.Text+" "+e.Entry.URL)
+			}
+		case *runtime.EventConsoleAPICalled:
+			if e.Type == runtime.ConsoleAPICalledTypeError {
+				var parts []string
+				for _, a := range e.Args {
+					parts = append(parts, string(a.Value)+a.Description)
+				}
+				problems = append(problems, "console.error: "+strings.Join(parts, " "))
+			}
+		}
+	}); err != nil {
+		t.Fatalf("start chromium (%s): %v", chromium, err)
+	}
+	b = &browser{t: t, ctx: ctx}
+	return b, func() {
+		t.Helper()
+		mu.Lock()
+		defer mu.Unlock()
+		if len(problems) > 0 {
+			t.Fatalf("the pages reported errors:\n%s", strings.Join(problems, "\n"))
+		}
 	}
 }
 
