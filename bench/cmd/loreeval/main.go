@@ -67,7 +67,7 @@ func main() {
 	flag.StringVar(&o.replay, "replay", "", "answer the questions of a -dump file again with this build's extractive responder and print the answer figures (no servers)")
 	flag.Var(&o.loreEnv, "lore-env", "extra KEY=VALUE for lore serve (repeatable), e.g. EMBED_PROVIDER=openai")
 	offlineDir := flag.String("offline", "", "a work directory kept by -keep: measure this build's retrieval and extractive answers in-process over its store (no servers), for tuning")
-	misses := flag.Bool("misses", false, "with -offline: list each question whose relevant file the full pipeline does not rank first, with the stage scores of the first three results and of the relevant file's chunks in the top 20")
+	misses := flag.Bool("misses", false, "with -offline: list each question whose relevant file the full pipeline does not rank first, with the stage scores of the first three results and of the relevant file's chunks in the top 20, and each answer whose first citation is not from a relevant file, with its passages")
 	corpusDir := flag.String("corpus", "", "measure your own documents instead of the built-in corpora: a folder of .md and .html files (one document each), with -questions")
 	questionsFile := flag.String("questions", "", "with -corpus: a JSON-lines file of questions, {\"q\": ..., \"file\": \"path/under/corpus.md\"} (\"off_topic\": true for ones the docs cannot answer, \"paraphrase\": true for a paraphrase row)")
 	corpusLang := flag.String("lang", "English", "with -corpus: the documents' language (English or Chinese), for the targets that apply")

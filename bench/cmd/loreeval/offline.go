@@ -199,7 +199,11 @@ func offline(work string, misses bool) error {
 				for i, ps := range ps {
 					files[i+1] = k.DocFile[ps.DocumentID]
 				}
-				a.score(q, extractive.Answer(q.q, activities.FormatToolResult(string(b), 1)), files)
+				text := extractive.Answer(q.q, activities.FormatToolResult(string(b), 1))
+				if misses {
+					listAnswerMiss(os.Stdout, set.name, q, text, ps, files)
+				}
+				a.score(q, text, files)
 			}
 			res.answers = append(res.answers, a)
 			fmt.Println(a.line())
@@ -229,4 +233,31 @@ func listMiss(out io.Writer, set string, q question, rank int, docFile map[int64
 		}
 	}
 	return nil
+}
+
+// listAnswerMiss prints an answer whose first citation is not from a
+// relevant file (or an off-topic question answered): its passages with
+// their relevance, and the answer's start.
+func listAnswerMiss(out io.Writer, set string, q question, text string, ps []activities.Passage, files map[int]string) {
+	nums := citation.FindAllStringSubmatch(text, -1)
+	first := ""
+	if len(nums) > 0 {
+		n, _ := strconv.Atoi(nums[0][1])
+		first = files[n]
+	}
+	if q.file == "" && len(nums) == 0 || q.file != "" && first != "" && q.relevant(first) {
+		return // an abstention off topic, or a right first citation
+	}
+	fmt.Fprintf(out, "  answer [%s] %q (%s): first citation %q\n", set, q.q, q.file, first)
+	for i, p := range ps {
+		mark := " "
+		if q.relevant(files[i+1]) {
+			mark = "*"
+		}
+		fmt.Fprintf(out, "    %s[%d] %-26s relevance %.2f\n", mark, i+1, files[i+1], p.Score)
+	}
+	if len(text) > 200 {
+		text = text[:200]
+	}
+	fmt.Fprintf(out, "    → %q\n", text)
 }

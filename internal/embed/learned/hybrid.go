@@ -2,6 +2,7 @@ package learned
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"sync"
 
@@ -36,7 +37,9 @@ func (h *Hybrid) Dimension() int { return h.m.Dim + h.hash.Dimension() }
 
 // Model names both parts, so vectors of another model version or hashing
 // scheme are never compared with these.
-func (h *Hybrid) Model() string { return h.m.ID() + "+" + h.hash.Model() }
+func (h *Hybrid) Model() string {
+	return fmt.Sprintf("%s.text%d+%s", h.m.ID(), TextRevision, h.hash.Model())
+}
 
 // Embed returns one unit vector per text (the zero vector for a text with
 // no terms). The only error is the context's.
@@ -76,7 +79,7 @@ func (h *Hybrid) Coverage(text string) float64 {
 	var known, all int
 	analyze.Each(text, func(t string) {
 		all++
-		if h.m.Has(t) {
+		if h.m.Knows(t) {
 			known++
 		}
 	})

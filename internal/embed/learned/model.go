@@ -248,19 +248,30 @@ func Build(info Info, words []string, vecs [][]float32, weights []float32, pc []
 // Has reports whether the model knows the term.
 func (m *Model) Has(term string) bool { _, ok := m.index[term]; return ok }
 
-// addTerm adds the term's weighted vector to acc and reports whether the
-// model knows it.
+// addTerm adds the term's weighted vector (a compound's: its words') to acc
+// and reports whether the model reads it.
 func (m *Model) addTerm(term string, acc []float32) bool {
-	i, ok := m.index[term]
-	if !ok {
-		return false
+	if i, ok := m.index[term]; ok {
+		m.addWord(i, acc)
+		return true
 	}
+	pieces := m.compound(term)
+	for _, i := range pieces {
+		m.addWord(i, acc)
+	}
+	return pieces != nil
+}
+
+// Knows reports whether the model reads the term: a word it knows, or a
+// compound of such words.
+func (m *Model) Knows(term string) bool { return m.Has(term) || m.compound(term) != nil }
+
+func (m *Model) addWord(i int32, acc []float32) {
 	w := m.wvecs[int(i)*m.Dim : int(i+1)*m.Dim]
 	w = w[:len(acc)]
 	for d, x := range w {
 		acc[d] += x
 	}
-	return true
 }
 
 // finish removes the common component from the weighted sum acc and
@@ -291,7 +302,8 @@ func (m *Model) SumTerms(terms []string) ([]float32, bool) {
 	acc := make([]float32, m.Dim)
 	known := false
 	for _, t := range terms {
-		if m.addTerm(t, acc) {
+		if i, ok := m.index[t]; ok {
+			m.addWord(i, acc) // words only: the component is the training text's
 			known = true
 		}
 	}
