@@ -1,5 +1,7 @@
 package learned
 
+import "strings"
+
 // Identifiers in docs run words together ("freemem", "tmpdir",
 // "arraybuffer", "autoincrement"); the model has seen the words but not the
 // compound. A term the model does not know is read as the fewest known words
@@ -22,6 +24,30 @@ const (
 // nil when term is known, too short or long, not a lower-case ASCII
 // identifier, or no split into known words exists.
 func (m *Model) compound(term string) []int32 {
+	m.splitMu.RLock()
+	pieces, ok := m.splits[term]
+	m.splitMu.RUnlock()
+	if ok {
+		return pieces
+	}
+	pieces = m.split(term)
+	m.splitMu.Lock()
+	if len(m.splits) >= maxSplitCache {
+		clear(m.splits) // a crude bound; a site's identifiers refill it
+	}
+	if m.splits == nil {
+		m.splits = make(map[string][]int32)
+	}
+	m.splits[strings.Clone(term)] = pieces
+	m.splitMu.Unlock()
+	return pieces
+}
+
+// maxSplitCache bounds the remembered splits: the unknown terms of a
+// documentation site number in the thousands, and each recurs often.
+const maxSplitCache = 1 << 16
+
+func (m *Model) split(term string) []int32 {
 	n := len(term)
 	if n < 2*minPiece || n > maxCompoundLn {
 		return nil

@@ -71,6 +71,9 @@ type Model struct {
 	// unit holds each word's vector scaled to unit length, for
 	// similarities between two words.
 	unit []float32
+	// splits remembers how unknown terms split into words (compound).
+	splitMu sync.RWMutex
+	splits  map[string][]int32
 }
 
 // prepare fills wvecs from the quantized vectors.
