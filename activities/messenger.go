@@ -423,7 +423,7 @@ func (m *Messenger) BeginKefuTurn(ctx context.Context, in KefuTurnInput) (KefuTu
 	}
 	cfg := m.D.Cfg
 	return KefuTurn{Started: true, ThreadID: thread, SessionID: ts.Session.ID, Turn: ts.Turn, TenantID: site.TenantID, SiteID: site.ID,
-		SourceOffset: ts.SourceOffset, ShowTrace: site.ShowPipelineTrace, StartedAtMs: start.UnixMilli(),
+		ShowTrace: site.ShowPipelineTrace, StartedAtMs: start.UnixMilli(),
 		TimeoutMs: cfg.ChatStreamTimeout().Milliseconds(), MaxIterations: cfg.AgentMaxIterations,
 		MaxEmpty: cfg.AgentMaxConsecutiveEmpty, SummaryTrigger: cfg.AgentSummaryTriggerMsgCount,
 		SummaryKeep: cfg.AgentSummaryKeepLastN,

@@ -211,7 +211,7 @@ func (s *Server) prepareChatTurn(ctx context.Context, t chatTurn) (*startedTurn,
 	}
 	cfg := s.d.Cfg
 	in := workflows.ChatRunInput{ThreadID: t.ThreadID, Turn: ts.Turn, TenantID: t.Site.TenantID, SiteID: t.Site.ID,
-		Model: t.Model, Temperature: t.Temperature, Instructions: t.Instructions, SourceOffset: ts.SourceOffset,
+		Model: t.Model, Temperature: t.Temperature, Instructions: t.Instructions,
 		ShowTrace: t.Site.ShowPipelineTrace, StartedAtMs: start.UnixMilli(), TimeoutMs: cfg.ChatStreamTimeout().Milliseconds(),
 		SiteIDs: t.Sites, MaxIterations: cfg.AgentMaxIterations, MaxEmpty: cfg.AgentMaxConsecutiveEmpty,
 		SummaryTrigger: cfg.AgentSummaryTriggerMsgCount, SummaryKeep: cfg.AgentSummaryKeepLastN, Reply: t.Reply}
@@ -250,7 +250,7 @@ func (s *Server) prepareChatTurn(ctx context.Context, t chatTurn) (*startedTurn,
 		pctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 		defer cancel()
 		if _, perr := s.d.DB.PersistTurn(pctx, t.ThreadID, ts.Turn, []db.TurnRow{{Role: "assistant", Content: notice,
-			Sources: "[]", Extra: "{}"}}, ts.SourceOffset); perr != nil {
+			Sources: "[]", Extra: "{}"}}, 0); perr != nil {
 			s.log.Warn("store the notice of a chat run that did not start", "thread_id", t.ThreadID, "err", perr)
 		}
 		return err

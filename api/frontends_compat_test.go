@@ -2,6 +2,7 @@ package api
 
 import (
 	"context"
+	"fmt"
 	"net/url"
 	"reflect"
 	"strings"
@@ -10,7 +11,9 @@ import (
 	"time"
 
 	"github.com/lorekb/lore/activities"
+	"github.com/lorekb/lore/internal/db"
 	"github.com/lorekb/lore/models"
+	"github.com/lorekb/lore/workflows"
 	commonpb "go.temporal.io/api/common/v1"
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/serviceerror"
@@ -367,4 +370,110 @@ func TestReferenceAdminTasksWithoutSearchAttributes(t *testing.T) {
 	if len(fake.queries) == 0 {
 		t.Fatal("visibility was not asked first")
 	}
+}
+
+// chatStarts records the input of every chat run the API starts (a
+// completed run to any later request about it).
+type chatStarts struct {
+	fakeTemporal
+	inputs []workflows.ChatRunInput
+}
+
+func (f *chatStarts) ExecuteWorkflow(ctx context.Context, o client.StartWorkflowOptions, wf any, args ...any) (client.WorkflowRun, error) {
+	if len(args) == 1 {
+		if in, ok := args[0].(workflows.ChatRunInput); ok {
+			f.mu.Lock()
+			f.inputs = append(f.inputs, in)
+			f.mu.Unlock()
+		}
+	}
+	return f.fakeTemporal.ExecuteWorkflow(ctx, o, wf, args...)
+}
+
+// TestReferenceClientSourceNumbersPerTurn: the client numbers an answer's
+// source list 1, 2, … (MessageSources: index + 1) and the reference's
+// backend numbers each turn's sources from 1 (its graph state starts every
+// request at source_offset 0; only a turn's later searches continue the
+// numbers): every turn of a thread starts its run at 0, however far an
+// earlier turn's numbers went.
+func TestReferenceClientSourceNumbersPerTurn(t *testing.T) {
+	h := newHarness(t, "sqlite", nil)
+	fake := &chatStarts{}
+	h.d.Temporal = fake
+	var site SiteResponse
+	h.must(201, "POST", adminPath+"/sites", map[string]any{"name": "Numbers"}, h.admin).into(t, &site)
+	st, err := h.d.DB.GetSite(context.Background(), site.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	first, err := h.s.startChatTurn(ctx, chatTurn{Site: st, MemberID: "v_0123456789abcdef", OwnerHash: "owner", Source: "web_chat", Text: "How do I install?"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The first turn's searches numbered its sources 1..3.
+	src := `[{"id":"1","title":"A","siteId":1,"documentId":1,"score":0.9,"sourceIndex":1},` +
+		`{"id":"2","title":"B","siteId":1,"documentId":2,"score":0.8,"sourceIndex":3}]`
+	if _, err := h.d.DB.PersistTurn(ctx, first.ThreadID, 1, []db.TurnRow{{Role: "assistant", Content: "Run it [1][3].", Sources: src}}, 3); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.s.startChatTurn(ctx, chatTurn{Site: st, ThreadID: first.ThreadID, Existing: true, MemberID: "v_0123456789abcdef",
+		OwnerHash: "owner", Source: "web_chat", Text: "And upgrade?"}); err != nil {
+		t.Fatal(err)
+	}
+	if len(fake.inputs) != 2 || fake.inputs[1].ThreadID != first.ThreadID || fake.inputs[1].Turn != 2 {
+		t.Fatalf("runs started: %+v", fake.inputs)
+	}
+	for i, in := range fake.inputs {
+		if in.SourceOffset != 0 {
+			t.Fatalf("turn %d starts its numbers after %d, want 0 (the client lists sources from 1)", i+1, in.SourceOffset)
+		}
+	}
+}
+
+// TestReferenceAdminDashboardMessageCount: the dashboard's AI message card
+// (total_chat_messages, new_messages_today) and its recent sessions, and the
+// session list's message_count, count the same messages, as the reference's
+// do (one column, +1 for the question and +1 for the answer of each turn):
+// a turn that searched counts its question and its answer, not the tool-call
+// and tool rows stored between them.
+func TestReferenceAdminDashboardMessageCount(t *testing.T) {
+	eachDialect(t, func(t *testing.T, h *harness) {
+		ctx := context.Background()
+		var site SiteResponse
+		h.must(201, "POST", adminPath+"/sites", map[string]any{"name": "Dashboard"}, h.admin).into(t, &site)
+		searched := []db.TurnRow{
+			{Role: "assistant", ToolCalls: `[{"id":"c1","type":"function","function":{"name":"search_knowledge_base","arguments":"{}"}}]`},
+			{Role: "tool", Content: `{"query":"q","passages":[]}`, ToolCallID: "c1"},
+			{Role: "assistant", Content: "Run make run [1].", Sources: "[]"},
+		}
+		for i, turns := range [][][]db.TurnRow{{searched, searched}, {{{Role: "assistant", Content: "Hello.", Sources: "[]"}}}} {
+			thread := fmt.Sprintf("auto-dash%d", i)
+			for n, rows := range turns {
+				if _, err := h.d.DB.StartTurn(ctx, db.BeginTurn{ThreadID: thread, TenantID: site.TenantID, SiteID: site.ID,
+					MemberID: "m", OwnerHash: "o", Source: "web_chat", UserText: "question", New: n == 0}); err != nil {
+					t.Fatal(err)
+				}
+				if _, err := h.d.DB.PersistTurn(ctx, thread, n+1, rows, 0); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		var list SiteChatList
+		h.must(200, "GET", "/admin/v1/sites/"+itoa(site.ID)+"/chat-sessions?page=1&size=20", nil, h.admin).into(t, &list)
+		listed := 0
+		for _, s := range list.List {
+			listed += s.MessageCount
+		}
+		var st db.SiteStats
+		h.must(200, "GET", "/admin/v1/stats:siteStats?site_id="+itoa(site.ID), nil, h.admin).into(t, &st)
+		recent := 0
+		for _, s := range st.RecentSessions {
+			recent += s.MessageCount
+		}
+		if listed != 6 || st.TotalChatMessages != 6 || recent != 6 || st.NewMessagesToday != 6 {
+			t.Fatalf("session list %d, dashboard total %d, recent %d, today %d; want 6 each (%+v)", listed, st.TotalChatMessages,
+				recent, st.NewMessagesToday, list.List)
+		}
+	})
 }

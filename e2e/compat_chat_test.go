@@ -276,6 +276,11 @@ func TestReferenceClientChat(t *testing.T) {
 		t.Fatalf("second answer: %+v", m2)
 	}
 	checkSources(m2, docB, siteB)
+	// Each turn numbers its sources from 1, as the client numbers its
+	// source list (MessageSources: index + 1).
+	if first := m2.sources[0].SourceIndex; first == nil || *first != 1 || !strings.Contains(m2.content, "[1]") {
+		t.Fatalf("the second turn's numbers: %+v, %q", m2.sources, m2.content)
+	}
 	if strings.Contains(m2.content, "zebra") {
 		t.Fatalf("answer from the password site: %q", m2.content)
 	}
@@ -355,6 +360,16 @@ func TestReferenceClientChat(t *testing.T) {
 		} `json:"messages"`
 	}
 	a.do("GET", "/v1/chat/sessions/"+m1.threadID+"/messages?member_id="+visitor, nil, "").into(t, &thread)
+	// The pill's live count (chunk_count) of each call of the thread: after
+	// a reload the pill counts the tool row's array, and the dialog lists it.
+	live := map[string]int{}
+	for _, m := range []clientMessage{m1, m2} {
+		for _, tc := range m.toolCalls {
+			if tc.chunkCount != nil {
+				live[tc.id] = *tc.chunkCount
+			}
+		}
+	}
 	var calls, tools, answers int
 	for _, m := range thread.Messages {
 		switch {
@@ -379,6 +394,9 @@ func TestReferenceClientChat(t *testing.T) {
 			if m.Content == nil || m.ToolCallID == nil || json.Unmarshal([]byte(*m.Content), &passages) != nil || len(passages) == 0 ||
 				passages[0].SourceIndex == 0 || passages[0].Metadata.DocumentID == 0 || passages[0].Metadata.SiteID == 0 {
 				t.Fatalf("tool row: %v", m.Content)
+			}
+			if n, ok := live[*m.ToolCallID]; !ok || n != len(passages) {
+				t.Fatalf("call %s: live chunk_count %d (known %v), %d passages stored", *m.ToolCallID, n, ok, len(passages))
 			}
 			for _, p := range passages {
 				if p.Metadata.SiteID == locked {

@@ -25,13 +25,17 @@ const ErrorNoticePrefix = "\n\n[System Error: "
 // ChatRunInput is one turn of a thread. The user's message is already stored;
 // the run loads context by thread id.
 type ChatRunInput struct {
-	ThreadID       string
-	Turn           int
-	TenantID       int64
-	SiteID         int64
-	Model          string
-	Temperature    *float64
-	Instructions   string
+	ThreadID     string
+	Turn         int
+	TenantID     int64
+	SiteID       int64
+	Model        string
+	Temperature  *float64
+	Instructions string
+	// SourceOffset is the number before the turn's first source: 0 for
+	// every turn started now (each turn numbers its sources from 1, as the
+	// reference does and its client numbers the source list); kept for
+	// runs recorded when numbers went on across a thread's turns.
 	SourceOffset   int
 	ShowTrace      bool
 	StartedAtMs    int64
@@ -388,7 +392,10 @@ func (r *turnState) runTools(ctx workflow.Context, calls []llm.ToolCall) []activ
 
 func (r *turnState) toolCompleted(tc llm.ToolCall, res activities.SearchResult) {
 	r.elapsed[tc.ID] = res.ElapsedMS
-	ev := chatevent.ToolCallCompleted{Tool: tc.Name, ToolCallID: tc.ID, ChunkCount: res.ChunkCount}
+	// chunk_count is the passages the result holds (one per document), the
+	// length of the array the reference's client shows in the call's dialog
+	// and counts on reload; res.ChunkCount counts the fragments merged into them.
+	ev := chatevent.ToolCallCompleted{Tool: tc.Name, ToolCallID: tc.ID, ChunkCount: len(res.Sources)}
 	if r.in.ShowTrace {
 		ev.ElapsedMS = &res.ElapsedMS
 	}

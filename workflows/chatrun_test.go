@@ -149,7 +149,7 @@ func TestChatRule3EndsWithoutTools(t *testing.T) {
 func TestChatRule1ToolsThenAnswerWithContinuingSourceNumbers(t *testing.T) {
 	ce := newChatEnv(t, []llm.Message{toolCall("c1"), {Role: "assistant", Content: "Answer [4]"}}, found)
 	in := chatInput()
-	in.SourceOffset = 3 // an earlier turn cited [1]..[3]
+	in.SourceOffset = 3 // a run recorded when numbers went on across turns
 	types := ce.run(t, in)
 	if len(ce.searches) != 1 || len(ce.inputs) != 2 || !ce.inputs[1].OfferTools {
 		t.Fatalf("searches %d model calls %d", len(ce.searches), len(ce.inputs))
@@ -506,5 +506,41 @@ func TestChatCitedLaterNumberOfARepeatedDocumentIsListed(t *testing.T) {
 	}
 	if ce.persist.SourceOffset != 6 {
 		t.Fatalf("offset %d", ce.persist.SourceOffset)
+	}
+}
+
+// The reference's client shows a search's chunk_count on the call's pill
+// and the result's array (one passage per document) in its dialog, and on
+// reload counts that array: chunk_count is the passages, not the fragments
+// merged into them. A turn numbers its sources from 1 (its input's offset
+// is 0), the next search after the last number of the first.
+func TestChatToolCallCountsPassagesAndTurnNumbersFromOne(t *testing.T) {
+	threeInOne := func(in activities.SearchInput) activities.SearchResult {
+		r := found(in) // one document
+		r.ChunkCount = 3
+		return r
+	}
+	script := []llm.Message{toolCall("c1"), toolCall("c2"), {Role: "assistant", Content: "Install it [1]."}}
+	ce := newChatEnv(t, script, threeInOne)
+	ce.run(t, chatInput())
+	var counts []int
+	for _, e := range ce.log(t).Events {
+		var ev struct {
+			Type       string `json:"type"`
+			ChunkCount int    `json:"chunk_count"`
+		}
+		_ = json.Unmarshal(e.Data, &ev)
+		if ev.Type == "response.tool_call.completed" {
+			counts = append(counts, ev.ChunkCount)
+		}
+	}
+	if fmt.Sprint(counts) != "[1 1]" {
+		t.Fatalf("chunk_count %v, want one passage per search", counts)
+	}
+	if len(ce.persist.Sources) != 1 || ce.persist.Sources[0].SourceIndex != 1 {
+		t.Fatalf("sources %+v, want document 10 at [1]", ce.persist.Sources)
+	}
+	if turn := ce.inputs[2].Turn; turn[1].SourceStart != 1 || turn[3].SourceStart != 2 {
+		t.Fatalf("tool messages numbered from %d and %d, want 1 and 2", turn[1].SourceStart, turn[3].SourceStart)
 	}
 }

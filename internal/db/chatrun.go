@@ -49,9 +49,8 @@ type HistoryMessage struct {
 
 // TurnStart is what a new turn starts from.
 type TurnStart struct {
-	Session      *models.ChatSession
-	Turn         int
-	SourceOffset int
+	Session *models.ChatSession
+	Turn    int
 }
 
 // StartTurn creates or updates the session, numbers the turn and writes the
@@ -98,7 +97,7 @@ func (d *DB) StartTurn(ctx context.Context, in BeginTurn) (*TurnStart, error) {
 		if err := insertRows(ctx, tx, rows, ""); err != nil {
 			return err
 		}
-		out = TurnStart{Session: s, Turn: s.TurnCount, SourceOffset: s.SourceOffset}
+		out = TurnStart{Session: s, Turn: s.TurnCount}
 		return nil
 	})
 	if err != nil {
@@ -120,7 +119,7 @@ func (d *DB) startNewThread(ctx context.Context, in BeginTurn) (*TurnStart, erro
 	if err != nil {
 		return nil, Classify(err)
 	}
-	return &TurnStart{Session: s, Turn: s.TurnCount, SourceOffset: s.SourceOffset}, nil
+	return &TurnStart{Session: s, Turn: s.TurnCount}, nil
 }
 
 // newSession is the session a turn on a new thread opens.
@@ -151,7 +150,11 @@ func nextTurn(s *models.ChatSession, in BeginTurn, now time.Time) []models.ChatM
 	rows = append(rows, models.ChatMessage{ThreadID: s.ThreadID, Turn: s.TurnCount, Position: pos + len(in.History),
 		ChatMessageID: fmt.Sprintf("%s-t%d-u", s.ThreadID, s.TurnCount), Role: "user", Content: in.UserText,
 		ToolCalls: "[]", Extra: "{}", CreatedAt: now})
-	s.MessageCount += len(rows)
+	for _, r := range rows {
+		if isReaderMessage(r.Role, r.Content) {
+			s.MessageCount++
+		}
+	}
 	s.LastMessage, s.LastMessageRole, s.UpdatedAt = truncRunes(in.UserText, 200), "user", now
 	return rows
 }
@@ -264,8 +267,10 @@ type TurnRow struct {
 // chat_message_ids and are inserted with ON CONFLICT DO NOTHING, and the
 // session counters are recomputed, so a retried activity writes nothing twice.
 //
-// It returns the thread's message count after the write, or -1 when it wrote
-// nothing (session gone, turn stored by an earlier attempt).
+// The session's message_count becomes the thread's reader messages
+// (isReaderMessage). It returns the thread's rows after the write, tool
+// rows included (what summarizing counts), or -1 when it wrote nothing
+// (session gone, turn stored by an earlier attempt).
 func (d *DB) PersistTurn(ctx context.Context, threadID string, turn int, rows []TurnRow, sourceOffset int) (int, error) {
 	pos := TurnPosition(turn, true)
 	now := time.Now().UTC()
@@ -314,12 +319,12 @@ func (d *DB) PersistTurn(ctx context.Context, threadID string, turn int, rows []
 		if err := insertRows(ctx, tx, msgs, "CONFLICT (chat_message_id) DO NOTHING"); err != nil {
 			return err
 		}
-		// The count is recomputed and returned by the update itself: one
-		// round trip instead of a count and an update.
+		// The counts are recomputed and returned by the update itself: one
+		// round trip instead of counts and an update.
 		q := tx.NewUpdate().Model((*models.ChatSession)(nil)).
-			Set("message_count = (SELECT COUNT(*) FROM chat_messages WHERE thread_id = ?)", threadID).
+			Set("message_count = (SELECT COUNT(*) FROM chat_messages AS m WHERE m.thread_id = ? AND "+visibleMessage+")", threadID).
 			Set("source_offset = ?", sourceOffset).Set("updated_at = ?", now).Where("thread_id = ?", threadID).
-			Returning("message_count")
+			Returning("(SELECT COUNT(*) FROM chat_messages WHERE thread_id = ?)", threadID)
 		if last != "" {
 			q = q.Set("last_message = ?", truncRunes(last, 200)).Set("last_message_role = 'assistant'")
 		}
@@ -347,8 +352,8 @@ const persistFacts = `(SELECT COUNT(*) FROM chat_sessions WHERE thread_id = ?) A
 // the rows (inserted only when the session exists and the turn is not
 // stored) and the session update returning the new count, where the
 // transaction took five round trips (BEGIN, facts, INSERT, UPDATE, COMMIT).
-// The update's count of the thread's rows does not see the rows inserted by
-// the same statement, so their number is added.
+// The update's counts of the thread's rows do not see the rows inserted by
+// the same statement, so theirs are added.
 func (d *DB) persistTurnPG(ctx context.Context, threadID string, turn, pos int, msgs []models.ChatMessage, last string,
 	sourceOffset int, now time.Time) (int, error) {
 	var b strings.Builder
@@ -370,16 +375,18 @@ ins AS (INSERT INTO chat_messages (thread_id, turn, position, chat_message_id, m
   SELECT v.thread_id, v.turn, v.position, v.chat_message_id, v.message_seq + st.seq, v.role, v.content, v.tool_calls,
     v.tool_call_id, v.sources, v.extra, v.elapsed_ms, v.created_at
   FROM v, st WHERE st.sessions > 0 AND st.existing = 0
-  ON CONFLICT (chat_message_id) DO NOTHING RETURNING 1)
-UPDATE chat_sessions SET message_count = (SELECT COUNT(*) FROM chat_messages WHERE thread_id = ?) + (SELECT COUNT(*) FROM ins),
+  ON CONFLICT (chat_message_id) DO NOTHING RETURNING role, content)
+UPDATE chat_sessions SET message_count = (SELECT COUNT(*) FROM chat_messages AS m WHERE m.thread_id = ? AND ` + visibleMessage + `)
+    + (SELECT COUNT(*) FROM ins AS m WHERE ` + visibleMessage + `),
   source_offset = ?, updated_at = ?::timestamptz`)
 	args = append(args, threadID, threadID, turn, pos, threadID, threadID, sourceOffset, now)
 	if last != "" {
 		b.WriteString(", last_message = ?, last_message_role = 'assistant'")
 		args = append(args, truncRunes(last, 200))
 	}
-	b.WriteString(" WHERE thread_id = ? AND (SELECT st.sessions > 0 AND st.existing = 0 FROM st) RETURNING message_count")
-	args = append(args, threadID)
+	b.WriteString(" WHERE thread_id = ? AND (SELECT st.sessions > 0 AND st.existing = 0 FROM st)" +
+		" RETURNING (SELECT COUNT(*) FROM chat_messages WHERE thread_id = ?) + (SELECT COUNT(*) FROM ins)")
+	args = append(args, threadID, threadID)
 	count := -1
 	err := d.NewRaw(b.String(), args...).Scan(ctx, &count)
 	if errors.Is(err, sql.ErrNoRows) {

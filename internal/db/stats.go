@@ -24,9 +24,10 @@ type RecentSession struct {
 }
 
 // SiteStats is the dashboard of one site (GET /stats:siteStats). "Today" and
-// the daily buckets are UTC days. Chat message figures count the turns a
-// reader sees: user rows and assistant rows with text, not tool rows or the
-// intermediate assistant rows that only carry tool calls.
+// the daily buckets are UTC days. Chat message figures count the messages a
+// reader sees (isReaderMessage), as a session's message_count does, and the
+// total is the sum of the site's sessions' counts, as the reference computes
+// it: the dashboard and the session list always agree.
 type SiteStats struct {
 	TotalDocuments    int64           `json:"total_documents"`
 	TotalViews        int64           `json:"total_views"`
@@ -42,8 +43,15 @@ type SiteStats struct {
 	RecentSessions    []RecentSession `json:"recent_sessions"`
 }
 
-// visibleMessage restricts chat_messages (alias m) to reader-visible turns.
+// visibleMessage restricts chat_messages (alias m) to reader messages
+// (isReaderMessage).
 const visibleMessage = "(m.role = 'user' OR (m.role = 'assistant' AND m.content <> ''))"
+
+// isReaderMessage: a message a reader sees, the user's or an answer with
+// text; tool rows and the assistant rows that only carry tool calls are not.
+func isReaderMessage(role, content string) bool {
+	return role == "user" || role == "assistant" && content != ""
+}
 
 // dayExpr returns the SQL giving the UTC calendar day ("YYYY-MM-DD") of a
 // timestamp column. bun writes SQLite timestamps as UTC text, so the day is
@@ -91,24 +99,17 @@ func (d *DB) GetSiteStats(ctx context.Context, siteID int64, now time.Time) (*Si
 	st.ViewsToday, st.UniqueIPsToday, st.TotalUniqueIPs = views.Today, views.IPsToday, views.IPs
 
 	var chats struct {
-		N     int64 `bun:"n"`
-		Users int64 `bun:"users"`
+		N        int64 `bun:"n"`
+		Users    int64 `bun:"users"`
+		Messages int64 `bun:"messages"`
 	}
 	err = d.NewSelect().Model((*models.ChatSession)(nil)).
-		ColumnExpr("COUNT(*) AS n, COUNT(DISTINCT member_id) AS users").
+		ColumnExpr("COUNT(*) AS n, COUNT(DISTINCT member_id) AS users, COALESCE(SUM(message_count), 0) AS messages").
 		Where("site_id = ?", siteID).Scan(ctx, &chats)
 	if err != nil {
 		return nil, Classify(err)
 	}
-	st.TotalChatSessions, st.ActiveChatUsers = chats.N, chats.Users
-
-	err = d.NewSelect().TableExpr("chat_messages AS m").
-		Join("JOIN chat_sessions AS s ON s.thread_id = m.thread_id").
-		ColumnExpr("COUNT(*)").Where("s.site_id = ?", siteID).Where(visibleMessage).
-		Scan(ctx, &st.TotalChatMessages)
-	if err != nil {
-		return nil, Classify(err)
-	}
+	st.TotalChatSessions, st.ActiveChatUsers, st.TotalChatMessages = chats.N, chats.Users, chats.Messages
 
 	type bucket struct {
 		Day string `bun:"day"`

@@ -489,19 +489,29 @@ async function loadHistory() {
     return;
   }
   if (gen !== historyGen || id !== threadId) return; // another thread was opened meanwhile
-  let queries = [];
+  // A stored search step reads as the live one did: its query, and the
+  // passages its tool row holds (the stream's chunk_count).
+  let steps = [];
   let lastUser = false;
   for (const m of data.messages || []) {
     if (m.role === "user") {
       addUser(m.content || "");
       lastUser = true;
-      queries = [];
+      steps = [];
+    } else if (m.role === "tool") {
+      const c = steps.find((x) => x.id === m.tool_call_id);
+      if (c) {
+        try {
+          const v = JSON.parse(m.content || "");
+          if (Array.isArray(v)) c.count = v.length;
+        } catch { /* not a search result */ }
+      }
     } else if (m.role === "assistant" && !m.content) {
-      for (const c of m.tool_calls || []) queries.push(queryOf((c.function && c.function.arguments) || ""));
+      for (const c of m.tool_calls || []) steps.push({ id: c.id, args: (c.function && c.function.arguments) || "", done: true });
     } else if (m.role === "assistant") {
       const t = newTurn();
-      for (const q of queries) t.steps.append(el("li", "", q ? "Searched for “" + q + "”" : "Searched the knowledge base"));
-      queries = [];
+      for (const c of steps) t.steps.append(el("li", "", stepLabel(c)));
+      steps = [];
       t.text = m.content;
       t.srcs = Array.isArray(m.sources) ? m.sources : [];
       t.seq = m.message_seq;
