@@ -14,6 +14,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/lorekb/lore/bench/internal/env"
 	"github.com/lorekb/lore/bench/internal/load"
 	"github.com/lorekb/lore/bench/internal/loreapi"
 	"github.com/lorekb/lore/bench/internal/scripted"
@@ -59,6 +60,7 @@ func (b *bench) oneChat(ctx context.Context, c *http.Client, siteID int64, membe
 	}
 	rd := bufio.NewReaderSize(res.Body, 64<<10)
 	var text strings.Builder
+	var streamErr string // an error event's payload, for the error message
 	done := false
 	for !done {
 		line, err := rd.ReadString('\n')
@@ -84,6 +86,10 @@ func (b *bench) oneChat(ctx context.Context, c *http.Client, siteID int64, membe
 						s.first = time.Since(t0)
 					}
 					text.WriteString(ev.Delta)
+				case "error":
+					if streamErr == "" {
+						streamErr = loreapi.Snippet([]byte(data))
+					}
 				}
 			}
 		}
@@ -99,6 +105,8 @@ func (b *bench) oneChat(ctx context.Context, c *http.Client, siteID int64, membe
 		return s, fmt.Errorf("stream ended without [DONE]")
 	case s.created == 0:
 		return s, fmt.Errorf("no response.created event")
+	case s.first == 0 && streamErr != "":
+		return s, fmt.Errorf("no response.output_text.delta event; error event %s", streamErr)
 	case s.first == 0:
 		return s, fmt.Errorf("no response.output_text.delta event")
 	case strings.Contains(text.String(), "[System Error") || strings.Contains(text.String(), "[Response timed out"):
@@ -331,6 +339,18 @@ func (b *bench) benchChat(ctx context.Context) error {
 			len(wl.created)+wl.errors, wl.errors, time.Since(wt0).Round(time.Millisecond), ms(wl.over.Percentile(50)))
 		logf("C: warm-up: %s", warmNote)
 	}
+	var bare *bareEngine
+	if o.chatBare {
+		if bare, err = b.startBare(); err != nil {
+			return fmt.Errorf("bare workflow: %w", err)
+		}
+		defer bare.stop()
+		if _, err := bare.level(ctx, o, warmConc, max(o.chatWarmup, 1)); err != nil {
+			return fmt.Errorf("bare workflow warm-up: %w", err)
+		}
+	}
+	bareAt := map[int]*bareLevel{}
+	loreAt := map[int]float64{}
 	calls0, direct0 := b.model.Count(), directCalls.Load()
 	chats := 0
 
@@ -343,20 +363,44 @@ func (b *bench) benchChat(ctx context.Context) error {
 		levels = append(levels, struct{ conc, rounds int }{c, o.chatRounds})
 	}
 	curve := b.rep.section(fmt.Sprintf("C. Chat curve (issue 17): turns per second, CPU per turn, lore's memory; %s rounds per client", fmt.Sprint(o.chatRounds)),
-		"Level", "turns/s (lore)", "turns/s ceiling (model's own time)", "lore CPU per turn", "Temporal server CPU per turn", "PostgreSQL CPU per turn (lore's database)", "bench process CPU per turn", "lore peak RSS (VmHWM)", "errors")
+		"Level", "turns/s (lore)", "turns/s ceiling (model's own time)", "lore CPU per turn", "Temporal server CPU per turn", "PostgreSQL CPU per turn (lore's database)", "bench process CPU per turn", "lore peak RSS (VmHWM)", "errors",
+		"bare workflow turns/s (issue 34)", "lore / bare", "bare first-activity latency p50 / p99", "bare first-token overhead p50 / p99", "load average after")
 	for _, l := range levels {
 		dm, err := b.directModel(ctx, c, l.conc, min(l.rounds, 3))
 		if err != nil {
 			return err
 		}
+		b.settle(ctx)
 		lt0 := time.Now()
 		loreCPU0, tCPU0, selfCPU0, pg0 := treeCPU(b.lore.Pid()), treeCPU(b.temporal.Pid()), selfCPU(), b.dbBackendsCPU(ctx)
+		stopProfile := b.profileLevel(ctx, l.conc, l.rounds)
 		lv, err := b.runChatLevel(ctx, c, siteID, l.conc, l.rounds)
+		stopProfile()
 		if err != nil {
 			return err
 		}
 		turns := len(lv.created)
 		loreCPU, tCPU, benchCPU := treeCPU(b.lore.Pid())-loreCPU0, treeCPU(b.temporal.Pid())-tCPU0, selfCPU()-selfCPU0
+		loreTPS := float64(turns) / lv.elapsed.Seconds()
+		loadAfter := env.LoadAvgNow()
+		bareCells := []string{"—", "—", "—", "—"}
+		if bare != nil && l.conc > 1 {
+			waited := b.settle(ctx)
+			logf("C: %d concurrent: Temporal server quiet after %s; bare workflow level (load average %s)", l.conc, waited.Round(10*time.Millisecond), env.LoadAvgNow())
+			bl, err := bare.level(ctx, o, l.conc, l.rounds)
+			if err != nil {
+				return fmt.Errorf("bare workflow: %w", err)
+			}
+			bareAt[l.conc], loreAt[l.conc] = bl, loreTPS
+			bareCells = []string{fmt.Sprintf("%.1f", bl.turnsPS()), pct(loreTPS, bl.turnsPS()),
+				ms(bl.firstAct.Percentile(50)) + " / " + ms(bl.firstAct.Percentile(99)), ms(bl.over.Percentile(50)) + " / " + ms(bl.over.Percentile(99))}
+			logf("C: %d concurrent: bare workflow %.1f turns/s (%d errors), first activity p50 %s p99 %s, first-token overhead p50 %s p99 %s; lore %.1f turns/s = %s of it (load average %s)",
+				l.conc, bl.turnsPS(), bl.errors, ms(bl.firstAct.Percentile(50)), ms(bl.firstAct.Percentile(99)),
+				ms(bl.over.Percentile(50)), ms(bl.over.Percentile(99)), loreTPS, pct(loreTPS, bl.turnsPS()), env.LoadAvgNow())
+			if bl.errors > 0 {
+				curve.note("Bare workflow at %d concurrent: %d errors, first: %s", l.conc, bl.errors, bl.firstErr)
+			}
+		}
 		pgPerTurn := "?"
 		if pgCPU, ok := cpuSince(pg0, b.dbBackendsCPU(ctx)); ok {
 			pgPerTurn = ms(pgCPU / time.Duration(max(turns, 1)))
@@ -364,9 +408,10 @@ func (b *bench) benchChat(ctx context.Context) error {
 		// A turn cannot take less than the model's own time (delays and
 		// token pace), so conc clients make at most conc/that turns/s.
 		modelTime := 2*o.modelDelay + time.Duration(float64(o.tokens)/o.tps*float64(time.Second))
-		curve.row(fmt.Sprintf("%d concurrent", l.conc), fmt.Sprintf("%.1f", float64(turns)/lv.elapsed.Seconds()),
+		curve.row(fmt.Sprintf("%d concurrent", l.conc), fmt.Sprintf("%.1f", loreTPS),
 			fmt.Sprintf("%.1f", float64(l.conc)/modelTime.Seconds()),
-			ms(loreCPU/time.Duration(max(turns, 1))), ms(tCPU/time.Duration(max(turns, 1))), pgPerTurn, ms(benchCPU/time.Duration(max(turns, 1))), procStatus(b.lore.Pid(), "VmHWM"), fmt.Sprint(lv.errors))
+			ms(loreCPU/time.Duration(max(turns, 1))), ms(tCPU/time.Duration(max(turns, 1))), pgPerTurn, ms(benchCPU/time.Duration(max(turns, 1))), procStatus(b.lore.Pid(), "VmHWM"), fmt.Sprint(lv.errors),
+			bareCells[0], bareCells[1], bareCells[2], bareCells[3], loadAfter)
 		if l.conc > 1 {
 			var parts []string
 			for r := range l.rounds {
@@ -429,6 +474,28 @@ func (b *bench) benchChat(ctx context.Context) error {
 		}
 		b.rep.check(check{part: "C", target: fmt.Sprintf("response.created p50 < 50 ms at %d concurrent", l.conc), figure: ms(lv.created.Percentile(50)),
 			ceiling: ms(hl.Percentile(50)) + " (GET /v1/health, unloaded)", pass: lv.created.Percentile(50) < 50*time.Millisecond && lv.errors == 0})
+	}
+	ceiling, ceilingAt := 0.0, 0
+	for conc, tps := range loreAt {
+		if tps > ceiling {
+			ceiling, ceilingAt = tps, conc
+		}
+	}
+	for _, conc := range []int{100, 200} {
+		bl := bareAt[conc]
+		if bl == nil {
+			b.target(fmt.Sprintf("chat-vs-bare-%d", conc), "not measured (-chat-curve lacks it, or -chat-bare=false)", fmt.Sprintf("chat turns/s >= 70%% of the bare workflow's at %d concurrent", conc), false, "")
+			continue
+		}
+		b.target(fmt.Sprintf("chat-vs-bare-%d", conc), fmt.Sprintf("%.1f turns/s = %s of the bare workflow's %.1f", loreAt[conc], pct(loreAt[conc], bl.turnsPS()), bl.turnsPS()),
+			fmt.Sprintf("chat turns/s >= 70%% of the bare workflow's at %d concurrent", conc), loreAt[conc] >= 0.7*bl.turnsPS() && bl.errors == 0,
+			fmt.Sprintf("%.1f turns/s (bare workflow, same run)", bl.turnsPS()))
+	}
+	if bare != nil {
+		curve.note("Bare workflow: a workflow of the chat turn's shape with trivial bodies (bench/cmd/lorebench/bare.go) on the same Temporal server, run by a worker in the bench process on its own task queue with Lore's worker options, started eagerly with a chat run's memo and search attributes, its tool-call turn, search, answer turn and persist step as local activities of one workflow task, its events handed to the reader in-process; its model turns only wait the scripted model's time. It runs at each level right after Lore's, with the same clients and rounds. First-activity latency: start request → the first model turn's body runs.")
+	}
+	if o.chatSteady > 0 && ceiling > 0 {
+		b.benchSteady(ctx, c, siteID, ceiling, ceilingAt)
 	}
 	s.note("Each chat is one POST /v1/chat/responses with stream=true on a new thread, in a site of %d published corpus documents; times are read from the SSE stream in this process after a warm-up of %s. Lore made %d model calls for the %d measured chats (2 per chat expected).",
 		len(ids), warmNote, int64(b.model.Count()-calls0)-(directCalls.Load()-direct0), chats)

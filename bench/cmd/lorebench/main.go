@@ -77,6 +77,10 @@ type options struct {
 	chatRounds     int
 	chat1          int
 	chatWarmup     int
+	chatBare       bool
+	chatSteady     time.Duration
+	chatBurst      int
+	chatProfile    string
 	modelDelay     time.Duration
 	tokens         int
 	tps            float64
@@ -130,10 +134,14 @@ func parseFlags() *options {
 
 	flag.IntVar(&o.chatDocs, "chat-docs", 5, "C: documents published and vectorized in the chat site")
 	flag.IntVar(&o.chatConc, "chat-concurrency", 20, "C: concurrent chats of the concurrent level (its targets are issue 5's)")
-	flag.StringVar(&o.chatCurve, "chat-curve", "", "C: more concurrent levels, comma-separated (e.g. 50,100,200; 100 carries issue 17's targets)")
+	flag.StringVar(&o.chatCurve, "chat-curve", "100,200", "C: more concurrent levels, comma-separated (100 carries issue 17's targets; 100 and 200 the bare-workflow ratio targets of issue 34; empty: none)")
 	flag.IntVar(&o.chatRounds, "chat-rounds", 5, "C: chats per client at the concurrent level")
 	flag.IntVar(&o.chat1, "chat-single-rounds", 20, "C: chats at the single-chat level")
 	flag.IntVar(&o.chatWarmup, "chat-warmup-rounds", 1, "C: unmeasured rounds at the first concurrent level before the measured levels (heap, connection pools, workflow cache and the Temporal server warm up)")
+	flag.BoolVar(&o.chatBare, "chat-bare", true, "C: run the bare workflow of the chat turn's shape (the engine's own limit) at every concurrent level, beside Lore's")
+	flag.DurationVar(&o.chatSteady, "chat-steady", time.Minute, "C: duration of each steady-load rate (Poisson arrivals at 25%, 50%, 75% of Lore's ceiling); 0: no steady load")
+	flag.IntVar(&o.chatBurst, "chat-burst", 100, "C: turns started in the same instant after the steady load (a stress row; 0: none)")
+	flag.StringVar(&o.chatProfile, "chat-profile", "", "C: directory for lore's CPU, mutex and block profiles (and the bench's own CPU profile) at the largest concurrent level (lore runs with LORE_PPROF_ADDR); empty: none")
 	flag.DurationVar(&o.modelDelay, "model-delay", 200*time.Millisecond, "C: scripted model wait before its first chunk")
 	flag.IntVar(&o.tokens, "model-tokens", 20, "C: answer tokens the scripted model streams")
 	flag.Float64Var(&o.tps, "model-tps", 50, "C: scripted model tokens per second")
@@ -150,7 +158,7 @@ func parseFlags() *options {
 		flag.Visit(func(f *flag.Flag) { set[f.Name] = true })
 		quick := map[string]string{
 			"docs": "1000", "duration": "2s", "warmup": "500ms", "corpus-min": "1000", "corpus-max": "100",
-			"chunks": "10000", "queries": "200", "chat-docs": "3", "chat-rounds": "2", "chat-single-rounds": "5",
+			"chunks": "10000", "queries": "200", "chat-docs": "3", "chat-rounds": "2", "chat-steady": "5s", "chat-single-rounds": "5",
 			"scale-docs": "2000", "scale-base": "200", "import-rounds": "1",
 		}
 		for name, v := range quick {
@@ -243,6 +251,8 @@ type bench struct {
 	temporalDB  string   // databases of the Temporal server on PostgreSQL (prefix)
 	// temporalPprof is the PostgreSQL-backed server's pprof address.
 	temporalPprof string
+	// lorePprof is lore's pprof address (-chat-profile), empty: off.
+	lorePprof string
 }
 
 func run(o *options) (code int) {

@@ -88,6 +88,14 @@ func (b *bench) startServers(ctx context.Context, kind backend) error {
 		"CHAT_MODEL=scripted",
 		"CHAT_API_KEY=bench",
 	)
+	if b.lorePprof = ""; o.chatProfile != "" {
+		pp, err := env.FreePort()
+		if err != nil {
+			return err
+		}
+		b.lorePprof = fmt.Sprintf("127.0.0.1:%d", pp)
+		environ = append(environ, "LORE_PPROF_ADDR="+b.lorePprof)
+	}
 	environ = append(environ, o.loreEnv...)
 	b.loreEnviron = environ
 	envText := fmt.Sprintf("DATABASE_URL=<scratch database %s> LORE_DATA_DIR=<temp dir> TEMPORAL_ADDRESS=%s (%s) TEMPORAL_TASK_QUEUE=lorebench LORE_HTTP_ADDR=127.0.0.1:<free port> LORE_LOG_LEVEL=warn CHAT_PROVIDER=openai CHAT_BASE_URL=<scripted model>/v1 CHAT_MODEL=scripted%s; everything else at its default",
