@@ -16,6 +16,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"hash/maphash"
 	"sync"
 	"time"
 )
@@ -32,12 +33,26 @@ type Hub struct {
 	// ID names the hub's process: the API puts it in the chat runs it
 	// starts (ChatRunInput.Reader), and a worker whose hub has that ID knows
 	// the reader shares its hub.
-	ID    string
+	ID     string
+	ttl    time.Duration
+	seed   maphash.Seed
+	shards []shard
+}
+
+// shard is a part of the runs under its own lock: every answer token of
+// every run in the process is a Publish that wakes two goroutines of its
+// reader, each of which takes the lock again, so with one lock for all runs
+// hundreds of concurrent turns queue on it (the mutex profile of the chat
+// bench at 200 concurrent turns showed nearly all contention there).
+type shard struct {
 	mu    sync.Mutex
 	runs  map[string]*run
-	ttl   time.Duration
 	clean time.Time
 }
+
+// shards is the number of shards of a hub: far more than the cores that
+// publish at once, few enough that the clean-up sweeps stay cheap.
+const shards = 64
 
 type run struct {
 	local     bool // the run itself published here: its workflow task runs in this process
@@ -49,29 +64,42 @@ type run struct {
 }
 
 // New returns a hub that forgets a run ttl after its last event.
-func New(ttl time.Duration) *Hub {
+func New(ttl time.Duration) *Hub { return newHub(ttl, shards) }
+
+func newHub(ttl time.Duration, n int) *Hub {
 	b := make([]byte, 8)
 	_, _ = rand.Read(b)
-	return &Hub{ID: hex.EncodeToString(b), runs: map[string]*run{}, ttl: ttl}
+	h := &Hub{ID: hex.EncodeToString(b), ttl: ttl, seed: maphash.MakeSeed(), shards: make([]shard, n)}
+	for i := range h.shards {
+		h.shards[i].runs = map[string]*run{}
+	}
+	return h
 }
 
-func (h *Hub) get(key string) *run {
-	r := h.runs[key]
+// lock locks and returns the shard of key.
+func (h *Hub) lock(key string) *shard {
+	sh := &h.shards[maphash.String(h.seed, key)%uint64(len(h.shards))]
+	sh.mu.Lock()
+	return sh
+}
+
+func (sh *shard) get(key string) *run {
+	r := sh.runs[key]
 	if r == nil {
 		// A new entry counts as used now: a reader keeps an idle run alive
 		// for the ttl.
 		r = &run{changed: make(chan struct{}), cancel: make(chan struct{}), last: time.Now()}
-		h.runs[key] = r
+		sh.runs[key] = r
 	}
 	return r
 }
 
 // Publish appends an event to the run's stream and wakes its readers.
 func (h *Hub) Publish(key string, ev Event) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
+	sh := h.lock(key)
+	defer sh.mu.Unlock()
 	now := time.Now()
-	r := h.get(key)
+	r := sh.get(key)
 	r.events = append(r.events, ev)
 	r.last = now
 	if ev.Origin == "" {
@@ -79,12 +107,12 @@ func (h *Hub) Publish(key string, ev Event) {
 	}
 	close(r.changed)
 	r.changed = make(chan struct{})
-	if now.Sub(h.clean) > h.ttl {
-		h.clean = now
-		for k, old := range h.runs {
+	if now.Sub(sh.clean) > h.ttl {
+		sh.clean = now
+		for k, old := range sh.runs {
 			if now.Sub(old.last) > h.ttl {
 				close(old.changed)
-				delete(h.runs, k)
+				delete(sh.runs, k)
 			}
 		}
 	}
@@ -94,15 +122,15 @@ func (h *Hub) Publish(key string, ev Event) {
 // at least one or ctx ends (then it returns what there is, possibly none).
 func (h *Hub) Wait(ctx context.Context, key string, from int) []Event {
 	for {
-		h.mu.Lock()
-		r := h.get(key)
+		sh := h.lock(key)
+		r := sh.get(key)
 		if from < len(r.events) {
 			out := append([]Event(nil), r.events[from:]...)
-			h.mu.Unlock()
+			sh.mu.Unlock()
 			return out
 		}
 		ch := r.changed
-		h.mu.Unlock()
+		sh.mu.Unlock()
 		select {
 		case <-ctx.Done():
 			return nil
@@ -114,9 +142,9 @@ func (h *Hub) Wait(ctx context.Context, key string, from int) []Event {
 // Cancel tells the run's model call in this process that its reader went
 // away; it stops at once instead of waiting for the engine's cancellation.
 func (h *Hub) Cancel(key string) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	r := h.get(key)
+	sh := h.lock(key)
+	defer sh.mu.Unlock()
+	r := sh.get(key)
 	r.last = time.Now()
 	if !r.cancelled {
 		r.cancelled = true
@@ -126,9 +154,9 @@ func (h *Hub) Cancel(key string) {
 
 // Cancelled is closed when Cancel is called for the run.
 func (h *Hub) Cancelled(key string) <-chan struct{} {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return h.get(key).cancel
+	sh := h.lock(key)
+	defer sh.mu.Unlock()
+	return sh.get(key).cancel
 }
 
 // WaitQuiet returns once no event has been published for the run during d
@@ -138,9 +166,9 @@ func (h *Hub) WaitQuiet(ctx context.Context, key string, d time.Duration) {
 	t := time.NewTimer(d)
 	defer t.Stop()
 	for {
-		h.mu.Lock()
-		ch := h.get(key).changed
-		h.mu.Unlock()
+		sh := h.lock(key)
+		ch := sh.get(key).changed
+		sh.mu.Unlock()
 		select {
 		case <-ctx.Done():
 			return
@@ -155,8 +183,8 @@ func (h *Hub) WaitQuiet(ctx context.Context, key string, d time.Duration) {
 // Local reports whether the run's workflow published here (its own events
 // carry no origin): the run then works in this process.
 func (h *Hub) Local(key string) bool {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	r := h.runs[key]
+	sh := h.lock(key)
+	defer sh.mu.Unlock()
+	r := sh.runs[key]
 	return r != nil && r.local
 }
