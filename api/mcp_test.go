@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"io"
 	"log/slog"
 	"net/http"
 	"strings"
@@ -223,6 +224,41 @@ func TestMCPScopeBoundsAndRefusals(t *testing.T) {
 	req.Header.Set("Authorization", "Bearer "+keyA.Key)
 	if res, err := http.DefaultClient.Do(req); err != nil || res.StatusCode != http.StatusRequestEntityTooLarge {
 		t.Fatalf("oversize body: %v %v", res, err)
+	}
+
+	// Plain HTTP, as docs/mcp.md's curl examples send it: initialize and a
+	// tool call are each one server-sent event; GET and DELETE are 405.
+	post := func(body string, headers ...string) (int, string) {
+		req, _ := http.NewRequest("POST", base+"/mcp", strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set("Authorization", "Bearer "+keyA.Key)
+		for i := 0; i+1 < len(headers); i += 2 {
+			req.Header.Set(headers[i], headers[i+1])
+		}
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer res.Body.Close()
+		raw, _ := io.ReadAll(res.Body)
+		return res.StatusCode, string(raw)
+	}
+	if st, raw := post(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"curl","version":"1"}}}`); st != 200 ||
+		!strings.HasPrefix(raw, "event: message\n") || !strings.Contains(raw, `"serverInfo":{"name":"lore"`) || !strings.Contains(raw, `"tools":`) {
+		t.Fatalf("initialize: %d %s", st, raw)
+	}
+	if st, raw := post(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"read_document","arguments":{"id":`+itoa(install)+`}}}`,
+		"MCP-Protocol-Version", "2025-06-18"); st != 200 || !strings.Contains(raw, `run make run`) || !strings.Contains(raw, `"id":2`) {
+		t.Fatalf("tools/call: %d %s", st, raw)
+	}
+	for _, m := range []string{"GET", "DELETE"} {
+		req, _ := http.NewRequest(m, base+"/mcp", nil)
+		req.Header.Set("Authorization", "Bearer "+keyA.Key)
+		req.Header.Set("Accept", "text/event-stream")
+		if res, err := http.DefaultClient.Do(req); err != nil || res.StatusCode != http.StatusMethodNotAllowed {
+			t.Fatalf("%s /mcp: %v %v", m, res, err)
+		}
 	}
 
 	// The other site's key sees the other site only.
