@@ -118,6 +118,7 @@ func (b *bench) benchSteady(ctx context.Context, c *http.Client, siteID int64, c
 	for i, share := range []float64{0.25, 0.50, 0.75} {
 		rate := share * ceiling
 		at := poissonOffsets(rate, o.chatSteady, uint64(i+1))
+		b.settle(ctx)
 		logf("C: steady load at %.0f%% of the ceiling: %.1f turns/s for %s (%d arrivals; load average %s)", 100*share, rate, o.chatSteady, len(at), env.LoadAvgNow())
 		ol := b.runOpen(ctx, c, siteID, fmt.Sprintf("steady%d", int(100*share)), rate, at)
 		b.openRow(s, fmt.Sprintf("%.0f%% of the ceiling", 100*share), ol)
@@ -127,11 +128,12 @@ func (b *bench) benchSteady(ctx context.Context, c *http.Client, siteID int64, c
 	}
 	if o.chatBurst > 0 {
 		at := make([]time.Duration, o.chatBurst)
+		b.settle(ctx)
 		logf("C: burst: %d turns in the same instant (load average %s)", o.chatBurst, env.LoadAvgNow())
 		ol := b.runOpen(ctx, c, siteID, "burst", 0, at)
 		b.openRow(s, fmt.Sprintf("burst of %d in the same instant (stress, not a target)", o.chatBurst), ol)
 	}
-	s.note("Each arrival is a new chat (POST /v1/chat/responses, stream=true, a new thread) on its own connection, started at its planned time whatever the earlier ones are doing; the arrival times are a Poisson process (exponential gaps, fixed seed) of the planned rate. First-token overhead as in the chat table above (time to the first answer token − the model's fixed delays).")
+	s.note("Before each rate and the burst the bench waits (up to 20 s) for the Temporal server to be idle, so a row does not pay for the backlog of the one before. Each arrival is a new chat (POST /v1/chat/responses, stream=true, a new thread) on its own connection, started at its planned time whatever the earlier ones are doing; the arrival times are a Poisson process (exponential gaps, fixed seed) of the planned rate. First-token overhead as in the chat table above (time to the first answer token − the model's fixed delays).")
 	if half == nil {
 		return
 	}
