@@ -170,6 +170,13 @@ func (a *Import) prepare(ctx context.Context, conv convert.Converter, in ImportF
 	if err != nil {
 		return nil, 0, err
 	}
+	return a.prepareData(ctx, conv, in, data)
+}
+
+// prepareData converts a file's fetched bytes, stores its images and builds
+// its document row (not yet written): the import's path, which a sync takes
+// too with the bytes it read from its source.
+func (a *Import) prepareData(ctx context.Context, conv convert.Converter, in ImportFileInput, data []byte) (*models.Document, int, error) {
 	res, err := a.convertFile(ctx, conv, in, data)
 	if err != nil {
 		return nil, 0, err

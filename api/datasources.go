@@ -3,6 +3,7 @@ package api
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"mime"
 	"net/http"
 	"path"
@@ -30,18 +31,20 @@ type DataSource struct {
 	TenantID    int64          `json:"tenant_id"`
 	SiteID      *int64         `json:"site_id" doc:"the site whose administrators manage it; null: tenant-wide (admins only)"`
 	Name        string         `json:"name"`
-	Type        string         `json:"type" enum:"internal,s3"`
+	Type        string         `json:"type" enum:"internal,s3,git,web"`
 	Description *string        `json:"description"`
 	Config      map[string]any `json:"config"`
+	Sync        *SyncView      `json:"sync,omitempty" doc:"git and web: how it syncs into its site, and the last run"`
 }
 
 // DataSourceCreate is the body of POST /data-sources.
 type DataSourceCreate struct {
 	Name        string         `json:"name" validate:"required,max=100"`
-	Type        string         `json:"type" enum:"internal,s3" validate:"required,oneof=internal s3"`
-	SiteID      *int64         `json:"site_id" doc:"required for site administrators" validate:"omitempty,min=1"`
+	Type        string         `json:"type" enum:"internal,s3,git,web" validate:"required,oneof=internal s3 git web"`
+	SiteID      *int64         `json:"site_id" doc:"required for site administrators, and for git and web (the site they sync into)" validate:"omitempty,min=1"`
 	Description *string        `json:"description" validate:"omitempty,max=1000"`
-	Config      map[string]any `json:"config" doc:"s3: endpoint, bucket, prefix, access_key, secret_key, region, use_ssl"`
+	Config      map[string]any `json:"config" doc:"s3: endpoint, bucket, prefix, access_key, secret_key, region, use_ssl; git: url, branch, paths, token; web: url (a sitemap .xml or a start page), prefix, max_pages, delay_ms, timeout_ms"`
+	Sync        *SyncBody      `json:"sync" doc:"git and web: schedule, collection_id, publish, max_delete_share"`
 }
 
 // DataSourceUpdate is the body of PUT /data-sources/{id}: absent fields are
@@ -51,6 +54,7 @@ type DataSourceUpdate struct {
 	Name        *string        `json:"name" validate:"omitempty,min=1,max=100"`
 	Description *string        `json:"description" validate:"omitempty,max=1000"`
 	Config      map[string]any `json:"config"`
+	Sync        *SyncBody      `json:"sync" doc:"git and web: the fields sent replace the stored ones"`
 }
 
 // BrowseQuery is the query of GET /data-sources/{id}/browse.
@@ -79,7 +83,7 @@ type DataSourceUploadForm struct {
 
 func (s *Server) dataSourceRoutes() []Route {
 	const one = "/data-sources/{id}"
-	return []Route{
+	return append([]Route{
 		{Surface: Admin, Method: http.MethodGet, Path: "/data-sources", Tag: "data-sources", Perm: SiteAdminUp,
 			Summary: "List data sources (site administrators: those of their sites)", Response: []DataSource{}, Handler: s.listDataSources},
 		{Surface: Admin, Method: http.MethodPost, Path: "/data-sources", Tag: "data-sources", Perm: SiteAdminUp,
@@ -98,7 +102,7 @@ func (s *Server) dataSourceRoutes() []Route {
 		{Surface: Admin, Method: http.MethodPost, Path: one + "/import", Tag: "data-sources", Perm: SiteAdminUp, Created: true,
 			Summary: "Import files of the data source as documents (one job; the answer lists its task)",
 			Body:    ImportRequest{}, Response: []ImportTask{}, Handler: s.importFromDataSource},
-	}
+	}, s.dataSourceSyncRoutes()...)
 }
 
 func dataSourceView(ds *models.DataSource) DataSource {
@@ -155,7 +159,7 @@ func (s *Server) listDataSources(c *fiber.Ctx) error {
 	}
 	out := make([]DataSource, len(rows))
 	for i := range rows {
-		out[i] = dataSourceView(&rows[i])
+		out[i] = s.dataSourceViewFull(c, &rows[i])
 	}
 	return ok(c, out)
 }
@@ -240,7 +244,39 @@ func (s *Server) createDataSource(c *fiber.Ctx) error {
 			return err
 		}
 	}
-	return s.saveDataSource(c, ds)
+	if !syncable(in.Type) {
+		if in.Sync != nil {
+			return Invalid("sync: only git and web data sources sync")
+		}
+		return s.saveDataSource(c, ds)
+	}
+	if ds.SiteID == nil {
+		return Invalid("site_id: required for a %s data source (the site it syncs into)", in.Type)
+	}
+	if err := s.setSourceConfig(c, ds, in.Config, false); err != nil {
+		return err
+	}
+	set := &models.SyncSettings{DeleteShare: 0.3}
+	if err := s.syncSettings(c, ds, in.Sync, set); err != nil {
+		return err
+	}
+	if err := s.d.DB.SaveDataSource(c.UserContext(), ds); err != nil {
+		return err
+	}
+	if err := s.saveSync(c, ds, set); err != nil {
+		_ = s.d.DB.DeleteSyncData(c.UserContext(), ds.ID)
+		_ = s.d.DB.DeleteDataSource(c.UserContext(), ds.ID)
+		return err
+	}
+	return ok(c, s.dataSourceViewFull(c, ds))
+}
+
+// dataSourceViewFull is dataSourceView with a syncing source's settings
+// and last run.
+func (s *Server) dataSourceViewFull(c *fiber.Ctx, ds *models.DataSource) DataSource {
+	v := dataSourceView(ds)
+	v.Sync = s.syncView(c.UserContext(), ds)
+	return v
 }
 
 // setS3Config validates an external bucket's config, reaches the bucket and
@@ -306,13 +342,46 @@ func (s *Server) updateDataSource(c *fiber.Ctx) error {
 			return err
 		}
 	}
-	return s.saveDataSource(c, ds)
+	if !syncable(ds.Type) {
+		if in.Sync != nil {
+			return Invalid("sync: only git and web data sources sync")
+		}
+		return s.saveDataSource(c, ds)
+	}
+	if in.Config != nil {
+		if err := s.setSourceConfig(c, ds, in.Config, true); err != nil {
+			return err
+		}
+	}
+	set, err := s.d.DB.GetSyncSettings(c.UserContext(), ds.ID)
+	if errors.Is(err, db.ErrNotFound) {
+		set, err = &models.SyncSettings{DeleteShare: 0.3}, nil
+	}
+	if err != nil {
+		return err
+	}
+	if err := s.syncSettings(c, ds, in.Sync, set); err != nil {
+		return err
+	}
+	if err := s.d.DB.SaveDataSource(c.UserContext(), ds); err != nil {
+		return err
+	}
+	if err := s.saveSync(c, ds, set); err != nil {
+		return err
+	}
+	return ok(c, s.dataSourceViewFull(c, ds))
 }
 
 func (s *Server) deleteDataSource(c *fiber.Ctx) error {
 	ds, err := s.loadDataSource(c)
 	if err != nil {
 		return err
+	}
+	if syncable(ds.Type) {
+		s.deleteSchedule(c.UserContext(), ds.ID)
+		if err := s.d.DB.DeleteSyncData(c.UserContext(), ds.ID); err != nil {
+			return err
+		}
 	}
 	if err := s.d.DB.DeleteDataSource(c.UserContext(), ds.ID); err != nil {
 		return err
@@ -334,6 +403,9 @@ func (s *Server) source(c *fiber.Ctx, ds *models.DataSource) (datasource.Source,
 			return nil, err
 		}
 		return &blobsrc.Source{Store: store, Root: deps.DataSourceRoot(ds)}, nil
+	}
+	if syncable(ds.Type) {
+		return nil, fmt.Errorf("a %s data source is read by POST /data-sources/%d:sync, not browsed", ds.Type, ds.ID)
 	}
 	return s.d.DataSource(c.UserContext(), ds)
 }
@@ -450,6 +522,9 @@ func (s *Server) importFromDataSource(c *fiber.Ctx) error {
 	ds, err := s.loadDataSource(c)
 	if err != nil {
 		return err
+	}
+	if syncable(ds.Type) {
+		return BadRequest("a %s data source is read by POST /data-sources/%d:sync", ds.Type, ds.ID)
 	}
 	var in ImportRequest
 	if err := bindJSON(c, &in); err != nil {

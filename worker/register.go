@@ -30,6 +30,8 @@ func register(ctx context.Context, w worker.Worker, d *deps.Deps) error {
 	w.RegisterWorkflow(workflows.KefuSync)
 	w.RegisterWorkflow(workflows.Import)
 	w.RegisterActivity(importActivities(d))
+	w.RegisterWorkflow(workflows.SyncDataSource)
+	w.RegisterActivity(&activities.Sync{D: d, Import: importActivities(d)})
 	w.RegisterWorkflow(workflows.Retrieve)
 	w.RegisterActivity(&activities.Vectorize{D: d})
 	w.RegisterWorkflow(workflows.PruneRevisions)

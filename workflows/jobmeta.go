@@ -26,7 +26,7 @@ const (
 
 // JobKinds are the kinds GET /jobs lists (chat runs and kefu syncs are
 // workflows, not jobs).
-var JobKinds = []string{KindVectorizeDocument, KindBatchVectorize, KindRemoveVectors, KindDeleteSite, KindReindex, KindImport}
+var JobKinds = []string{KindVectorizeDocument, KindBatchVectorize, KindRemoveVectors, KindDeleteSite, KindReindex, KindImport, KindSync}
 
 // Custom search attributes: an operator filters the Temporal Web UI by them
 // (LoreSiteId = 3) and GET /jobs lists through them. They must be registered

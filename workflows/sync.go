@@ -1,0 +1,383 @@
+package workflows
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/lorekb/lore/activities"
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+)
+
+// KindSync is the job kind of a data source sync (one of JobKinds).
+const KindSync = "sync"
+
+// Sync triggers.
+const (
+	TriggerManual   = "manual"
+	TriggerSchedule = "schedule"
+)
+
+// SyncID is the workflow id of a sync started on request; a scheduled run's
+// id is the schedule's (SyncScheduleID) and the time it fired.
+func SyncID(dataSourceID int64, short string) string {
+	return fmt.Sprintf("sync-ds-%d-%s", dataSourceID, short)
+}
+
+// SyncScheduleID is the id of a data source's Temporal Schedule.
+func SyncScheduleID(dataSourceID int64) string { return fmt.Sprintf("sync-ds-%d", dataSourceID) }
+
+// Steps of a sync.
+const (
+	StepSyncWaiting  = "waiting for the running sync"
+	StepSyncPlanning = "reading the source"
+	StepSyncApplying = "converting what changed"
+	StepSyncDeleting = "deleting what left the source"
+)
+
+// SyncInput starts a sync of one data source.
+type SyncInput struct {
+	DataSourceID     int64
+	Trigger          string
+	ConfirmDeletions bool   `json:",omitempty"`
+	Title            string `json:",omitempty"`
+	Concurrency      int    `json:",omitempty"` // git batches at once
+}
+
+// Batch sizes of a sync.
+const (
+	syncBatchFiles  = 32
+	syncBatchPages  = 10
+	syncDeleteBatch = 100
+	syncWaitPoll    = 5 * time.Second
+	syncWaitMax     = 720 // polls: an hour
+)
+
+// syncOptions retry a batch on transient failures (a killed worker: the
+// heartbeat timeout hands its batch to another worker within seconds).
+var syncOptions = workflow.ActivityOptions{
+	StartToCloseTimeout: 30 * time.Minute,
+	HeartbeatTimeout:    20 * time.Second,
+	RetryPolicy: &temporal.RetryPolicy{InitialInterval: time.Second, BackoffCoefficient: 2,
+		MaximumInterval: 30 * time.Second, MaximumAttempts: 5, NonRetryableErrorTypes: []string{activities.ErrSyncSource}},
+}
+
+// syncRun is the state of one sync execution.
+type syncRun struct {
+	in       SyncInput
+	spec     activities.SyncSpec
+	p        *Progress
+	items    []activities.SyncItemResult
+	wg       workflow.WaitGroup
+	toIndex  []int64
+	indexing int
+}
+
+// SyncDataSource keeps a site in sync with a data source (git or web): one
+// run at a time per data source (a run on request waits for the running
+// one, a scheduled run skips), then the plan (what changed since the items
+// last synced), the changes in batches (converted through the import's
+// path, documents keyed by data source and item), the deletions unless
+// the mass-deletion guard holds them, and the run's record with per-item
+// results.
+func SyncDataSource(ctx workflow.Context, in SyncInput) (Progress, error) {
+	p := Progress{Step: StepQueued, FailedIDs: []int64{}, Counts: map[string]int64{}, Items: []ItemResult{}}
+	if err := ServeProgress(ctx, &p); err != nil {
+		return p, err
+	}
+	var a *activities.Sync
+	short := workflow.WithActivityOptions(ctx, shortOptions)
+	jobID := workflow.GetInfo(ctx).WorkflowExecution.ID
+	var begin activities.SyncBeginResult
+	waited := ""
+	for poll := 0; ; poll++ {
+		err := workflow.ExecuteActivity(short, a.SyncBegin, activities.SyncBeginInput{DataSourceID: in.DataSourceID, JobID: jobID,
+			Trigger: in.Trigger, Title: in.Title}).Get(ctx, &begin)
+		if err != nil {
+			return p, err
+		}
+		if begin.Holder == "" {
+			break
+		}
+		if in.Trigger == TriggerSchedule {
+			msg := fmt.Sprintf("skipped: sync %s of this data source was still running", begin.Holder)
+			_ = workflow.ExecuteActivity(short, a.SyncSkip, begin.Spec.RunID, msg).Get(ctx, nil)
+			p.Step, p.Done = msg, true
+			return p, nil
+		}
+		if poll >= syncWaitMax {
+			msg := fmt.Sprintf("sync %s of this data source still runs after an hour; this one gave up waiting", begin.Holder)
+			_ = workflow.ExecuteActivity(short, a.SyncSkip, begin.Spec.RunID, msg).Get(ctx, nil)
+			return p, temporal.NewNonRetryableApplicationError(msg, activities.ErrSyncSource, nil)
+		}
+		waited = begin.Holder
+		p.Step = StepSyncWaiting + " (" + begin.Holder + ")"
+		if err := workflow.Sleep(ctx, syncWaitPoll); err != nil {
+			return p, err
+		}
+	}
+	r := &syncRun{in: in, spec: begin.Spec, p: &p, wg: workflow.NewWaitGroup(ctx)}
+	p.Step = StepSyncPlanning
+	planOpts := syncOptions
+	planOpts.StartToCloseTimeout = time.Hour
+	var plan activities.SyncPlan
+	err := workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, planOpts), a.SyncPlan,
+		activities.SyncPlanInput{Spec: r.spec, ConfirmDeletions: in.ConfirmDeletions}).Get(ctx, &plan)
+	if err != nil {
+		return p, r.fail(ctx, RootMessage(err))
+	}
+	r.spec.Ref = plan.Ref
+	p.Counts[activities.SyncUnchanged] = int64(plan.Unchanged)
+	for _, f := range plan.Failed {
+		r.record(f)
+	}
+	var dels []string
+	held := plan.Held
+	if r.spec.Type == "web" {
+		dels, held, err = r.web(ctx, plan)
+	} else {
+		dels, err = r.git(ctx, plan)
+	}
+	if err != nil {
+		return p, r.fail(ctx, RootMessage(err))
+	}
+	if len(dels) > 0 {
+		p.Step = StepSyncDeleting
+		if err := r.delete(ctx, dels); err != nil {
+			return p, r.fail(ctx, RootMessage(err))
+		}
+	}
+	if len(r.toIndex) > 0 {
+		r.flush(ctx, r.toIndex)
+		r.toIndex = nil
+	}
+	if r.indexing > 0 {
+		p.Step = StepIndexing
+	}
+	r.wg.Wait(ctx)
+	status, msg := "completed", ""
+	if held != "" {
+		status, msg = "held", held
+	}
+	if waited != "" {
+		msg = joinMsg(fmt.Sprintf("waited for sync %s to finish", waited), msg)
+	}
+	counts := map[string]int{}
+	for k, v := range p.Counts {
+		counts[k] = int(v)
+	}
+	if err := workflow.ExecuteActivity(short, a.SyncFinish, activities.SyncFinishInput{RunID: r.spec.RunID, Status: status,
+		Ref: r.spec.Ref, Message: msg, Counts: counts, Items: r.items}).Get(ctx, nil); err != nil {
+		return p, err
+	}
+	p.Done, p.Step = true, StepDone
+	if held != "" {
+		p.Step = "held: " + held
+	}
+	return p, nil
+}
+
+func joinMsg(a, b string) string {
+	if a == "" {
+		return b
+	}
+	if b == "" {
+		return a
+	}
+	return a + "; " + b
+}
+
+// fail records a run that could not finish and frees the data source.
+func (r *syncRun) fail(ctx workflow.Context, msg string) error {
+	var a *activities.Sync
+	counts := map[string]int{}
+	for k, v := range r.p.Counts {
+		counts[k] = int(v)
+	}
+	dctx, cancel := workflow.NewDisconnectedContext(ctx)
+	defer cancel()
+	_ = workflow.ExecuteActivity(workflow.WithActivityOptions(dctx, shortOptions), a.SyncFinish, activities.SyncFinishInput{RunID: r.spec.RunID,
+		Status: "failed", Ref: r.spec.Ref, Message: msg, Counts: counts, Items: r.items}).Get(dctx, nil)
+	return temporal.NewNonRetryableApplicationError(msg, activities.ErrSyncSource, nil)
+}
+
+// record adds an item's outcome to the run and its progress, and queues
+// a written document for indexing.
+func (r *syncRun) record(it activities.SyncItemResult) {
+	r.items = append(r.items, it)
+	r.p.Counts[it.Outcome]++
+	if it.Outcome == activities.SyncUnchanged {
+		return
+	}
+	st := ItemCompleted
+	if it.Outcome == activities.SyncFailed {
+		st = ItemFailed
+		r.p.Failed++
+	} else {
+		r.p.Completed++
+	}
+	r.p.Items = append(r.p.Items, ItemResult{Index: len(r.p.Items), Name: it.Key, Status: st, DocumentID: it.DocumentID,
+		Title: it.Title, Reason: joinMsg(it.Reason, it.Note)})
+}
+
+// written queues the documents of a batch for indexing.
+func (r *syncRun) written(ctx workflow.Context, res []activities.SyncItemResult) {
+	if !r.spec.Vectorize {
+		return
+	}
+	for _, it := range res {
+		if (it.Outcome == activities.SyncAdded || it.Outcome == activities.SyncUpdated) && it.DocumentID > 0 {
+			r.toIndex = append(r.toIndex, it.DocumentID)
+		}
+	}
+	if len(r.toIndex) >= DefaultGroupSize && r.indexing == 0 {
+		ids := r.toIndex
+		r.toIndex = nil
+		r.flush(ctx, ids)
+	}
+}
+
+// flush indexes a group of written documents in the background.
+func (r *syncRun) flush(ctx workflow.Context, ids []int64) {
+	r.indexing++
+	r.wg.Add(1)
+	workflow.Go(ctx, func(gctx workflow.Context) {
+		defer r.wg.Done()
+		_, failed := indexGroup(gctx, ids)
+		r.p.FailedIDs = append(r.p.FailedIDs, failed[:min(len(failed), max(maxFailedIDs-len(r.p.FailedIDs), 0))]...)
+		r.indexing--
+	})
+}
+
+// apply runs one batch; a batch that fails for good fails its items with
+// the reason, and the run goes on.
+func (r *syncRun) apply(ctx workflow.Context, in activities.SyncApplyInput) []activities.SyncItemResult {
+	var a *activities.Sync
+	var res activities.SyncApplyResult
+	in.MaxAttempts = syncOptions.RetryPolicy.MaximumAttempts
+	err := workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, syncOptions), a.SyncApply, in).Get(ctx, &res)
+	if err != nil {
+		out := make([]activities.SyncItemResult, len(in.Changes))
+		for i, c := range in.Changes {
+			out[i] = activities.SyncItemResult{Key: c.Key, Outcome: activities.SyncFailed, Reason: RootMessage(err)}
+		}
+		return out
+	}
+	return res.Items
+}
+
+// git applies a plan's adds, updates and renames in batches, Concurrency at
+// once, and returns the keys to delete.
+func (r *syncRun) git(ctx workflow.Context, plan activities.SyncPlan) ([]string, error) {
+	var changes []activities.SyncChange
+	var dels []string
+	for _, c := range plan.Changes {
+		if c.Op == activities.SyncDelete {
+			dels = append(dels, c.Key)
+		} else {
+			changes = append(changes, c)
+		}
+	}
+	r.p.Total, r.p.Pending = len(plan.Changes), len(plan.Changes)
+	r.p.Step = StepSyncApplying
+	limit := max(r.in.Concurrency, 1)
+	inFlight := 0
+	for start := 0; start < len(changes); start += syncBatchFiles {
+		batch := changes[start:min(start+syncBatchFiles, len(changes))]
+		if err := workflow.Await(ctx, func() bool { return inFlight < limit }); err != nil {
+			return nil, err
+		}
+		inFlight++
+		r.p.Pending -= len(batch)
+		r.p.Running += len(batch)
+		r.wg.Add(1)
+		workflow.Go(ctx, func(gctx workflow.Context) {
+			defer r.wg.Done()
+			res := r.apply(gctx, activities.SyncApplyInput{Spec: r.spec, Changes: batch, Concurrency: 4})
+			inFlight--
+			r.p.Running -= len(batch)
+			for _, it := range res {
+				r.record(it)
+			}
+			r.written(gctx, res)
+		})
+	}
+	if err := workflow.Await(ctx, func() bool { return inFlight == 0 }); err != nil {
+		return nil, err
+	}
+	r.p.Pending -= len(dels)
+	return dels, nil
+}
+
+// web checks the plan's pages in batches, one batch at a time (a polite
+// rate), following the links of crawled pages under the prefix up to
+// max_pages, and returns the keys to delete: the pages gone (404, 410) and,
+// when the walk was complete, the known pages it no longer reached. The
+// mass-deletion guard applies to them.
+func (r *syncRun) web(ctx workflow.Context, plan activities.SyncPlan) ([]string, string, error) {
+	queue := append([]activities.SyncChange(nil), plan.Changes...)
+	seen := map[string]bool{}
+	for _, c := range queue {
+		seen[c.Key] = true
+	}
+	r.p.Step = StepSyncApplying
+	complete := len(plan.Failed) == 0
+	var gone []string
+	for next := 0; next < len(queue); {
+		batch := queue[next:min(next+syncBatchPages, len(queue))]
+		next += len(batch)
+		r.p.Total = len(queue)
+		res := r.apply(ctx, activities.SyncApplyInput{Spec: r.spec, Changes: batch, Robots: plan.Robots, Crawl: plan.Crawl})
+		for _, it := range res {
+			switch it.Outcome {
+			case activities.SyncGone:
+				gone = append(gone, it.Key)
+				continue // counted as deleted once deleted
+			case activities.SyncFailed:
+				complete = false
+			}
+			r.record(it)
+			for _, l := range it.Links {
+				if seen[l] || !plan.Robots.Allowed(l) {
+					continue
+				}
+				if len(queue) >= plan.MaxPages {
+					complete = false
+					break
+				}
+				seen[l] = true
+				queue = append(queue, activities.SyncChange{Key: l, Op: activities.SyncCheck})
+			}
+		}
+		r.written(ctx, res)
+	}
+	dels := gone
+	if complete {
+		for _, k := range plan.Known {
+			if !seen[k] {
+				dels = append(dels, k)
+			}
+		}
+	}
+	if !r.in.ConfirmDeletions && len(dels) > 0 && float64(len(dels)) > plan.DeleteShare*float64(plan.Existing) {
+		return nil, activities.MassDeletionMessage(len(dels), plan.Existing, plan.DeleteShare), nil
+	}
+	return dels, "", nil
+}
+
+// delete removes the documents of the keys in batches.
+func (r *syncRun) delete(ctx workflow.Context, keys []string) error {
+	var a *activities.Sync
+	for start := 0; start < len(keys); start += syncDeleteBatch {
+		batch := keys[start:min(start+syncDeleteBatch, len(keys))]
+		var res activities.SyncApplyResult
+		if err := workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, syncOptions), a.SyncDelete,
+			activities.SyncDeleteInput{Spec: r.spec, Keys: batch}).Get(ctx, &res); err != nil {
+			return err
+		}
+		for _, it := range res.Items {
+			r.record(it)
+		}
+	}
+	return nil
+}
