@@ -15,7 +15,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/gofiber/fiber/v2"
-	"github.com/google/uuid"
 	"github.com/lorekb/lore/activities"
 	"github.com/lorekb/lore/internal/convert"
 	"github.com/lorekb/lore/internal/convert/builtin"
@@ -265,7 +264,7 @@ func rawPartName(h textproto.MIMEHeader, fallback string) string {
 func deref(b *bool) bool { return b != nil && *b }
 
 // newImportID is the random part of an import's workflow id.
-func newImportID() string { return strings.ReplaceAll(uuid.NewString(), "-", "")[:12] }
+func newImportID() string { return workflows.ShortID(12) }
 
 func safeExt(name string) string {
 	ext := convert.Ext(name)

@@ -5,10 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
-	"strings"
 
 	"github.com/gofiber/fiber/v2"
-	"github.com/google/uuid"
 	"github.com/lorekb/lore/internal/db"
 	"github.com/lorekb/lore/models"
 	"github.com/lorekb/lore/workflows"
@@ -122,7 +120,7 @@ func (s *Server) launch(ctx context.Context, tc client.Client, js jobStart) (cli
 }
 
 // shortID is a few random characters that tell jobs of one subject apart.
-func shortID() string { return strings.ReplaceAll(uuid.NewString(), "-", "")[:8] }
+func shortID() string { return workflows.ShortID(8) }
 
 // loadJob reads the {id} job and checks the caller may see it: admins every
 // job, tenant admins their tenant's, others jobs of their sites (and the

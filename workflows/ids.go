@@ -4,6 +4,9 @@ package workflows
 
 import (
 	"fmt"
+	"strings"
+
+	"github.com/google/uuid"
 )
 
 // TaskQueue is the default task queue of every Lore workflow and activity; the
@@ -44,3 +47,19 @@ func DeleteSiteID(siteID int64) string { return fmt.Sprintf("delete-site-%d", si
 func ChatRunID(threadID string, sessionID int64, turn int) string {
 	return fmt.Sprintf("chat-%s-s%d-turn-%d", threadID, sessionID, turn)
 }
+
+// ImportID is the workflow ID of an import: the site and a random id.
+func ImportID(siteID int64, id string) string { return fmt.Sprintf("import-%d-%s", siteID, id) }
+
+// RetrieveID is the workflow ID of one admin retrieval test;
+// key is unique per request.
+func RetrieveID(key string) string { return "retrieve-" + key }
+
+// KefuSyncID is the workflow ID of the pulls of one account on one site.
+func KefuSyncID(siteID int64, openKfID string) string {
+	return fmt.Sprintf("kefu-sync-%d-%s", siteID, openKfID)
+}
+
+// ShortID is n random lower-case hex characters (n at most 32): the part of
+// a workflow ID that tells apart jobs of one business ID.
+func ShortID(n int) string { return strings.ReplaceAll(uuid.NewString(), "-", "")[:n] }

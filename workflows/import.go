@@ -1,16 +1,12 @@
 package workflows
 
 import (
-	"fmt"
 	"time"
 
 	"github.com/lorekb/lore/activities"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 )
-
-// ImportID is the workflow ID of an import: the site and a random id.
-func ImportID(siteID int64, id string) string { return fmt.Sprintf("import-%d-%s", siteID, id) }
 
 // StepImporting is the step of an import while it converts files.
 const StepImporting = "importing files"

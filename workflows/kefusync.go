@@ -1,7 +1,6 @@
 package workflows
 
 import (
-	"fmt"
 	"time"
 
 	"github.com/lorekb/lore/activities"
@@ -22,11 +21,6 @@ type KefuSyncInput struct {
 	SiteID   int64
 	OpenKfID string
 	Token    string
-}
-
-// KefuSyncID is the workflow ID of the pulls of one account on one site.
-func KefuSyncID(siteID int64, openKfID string) string {
-	return fmt.Sprintf("kefu-sync-%d-%s", siteID, openKfID)
 }
 
 const (

@@ -9,10 +9,6 @@ import (
 	"github.com/lorekb/lore/activities"
 )
 
-// RetrieveID is the workflow ID of one admin retrieval test;
-// key is unique per request.
-func RetrieveID(key string) string { return "retrieve-" + key }
-
 // inspectOptions run an admin's interactive look into the vector store: the
 // admin waits, so a few quick retries, then the error.
 var inspectOptions = workflow.ActivityOptions{
