@@ -26,6 +26,12 @@ type chatSample struct {
 	first   time.Duration // request start → first response.output_text.delta read
 	total   time.Duration // request start → [DONE]
 	own     time.Duration // first minus the model's own recorded time (−1: unknown)
+	// Stages of the path to the first token, from the scripted model's own
+	// timestamps (zero: unknown): request start → the tool-call model call
+	// arrives; that call's response sent → the answer call arrives (the
+	// search and the steps around it); the first answer token sent → read
+	// here (the hub, the SSE writer, the connection).
+	toModel, between, deliver time.Duration
 }
 
 var (
@@ -115,6 +121,7 @@ func (b *bench) oneChat(ctx context.Context, c *http.Client, siteID int64, membe
 	if calls := b.model.CallsFor(id); calls != nil && !calls.ToolArrive.IsZero() && !calls.ToolDone.IsZero() &&
 		!calls.AnswerArrive.IsZero() && !calls.AnswerFirst.IsZero() {
 		s.own = s.first - calls.ToolDone.Sub(calls.ToolArrive) - calls.AnswerFirst.Sub(calls.AnswerArrive)
+		s.toModel, s.between, s.deliver = calls.ToolArrive.Sub(t0), calls.AnswerArrive.Sub(calls.ToolDone), s.first-calls.AnswerFirst.Sub(t0)
 	}
 	return s, nil
 }
@@ -123,6 +130,7 @@ func (b *bench) oneChat(ctx context.Context, c *http.Client, siteID int64, membe
 type chatLevel struct {
 	conc, rounds              int
 	created, over, own, total load.Latencies
+	toModel, between, deliver load.Latencies // chatSample's stages
 	errors                    int
 	firstErr                  string
 	slowRounds                map[int][]time.Duration // round → overheads, to see where the tail sits
@@ -160,6 +168,7 @@ func (b *bench) runChatLevel(ctx context.Context, c *http.Client, siteID int64, 
 					lv.total = append(lv.total, s.total)
 					if s.own >= 0 {
 						lv.own = append(lv.own, s.own)
+						lv.toModel, lv.between, lv.deliver = append(lv.toModel, s.toModel), append(lv.between, s.between), append(lv.deliver, s.deliver)
 					}
 				}
 				mu.Unlock()
@@ -171,7 +180,7 @@ func (b *bench) runChatLevel(ctx context.Context, c *http.Client, siteID int64, 
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	for _, l := range []load.Latencies{lv.created, lv.over, lv.own, lv.total} {
+	for _, l := range []load.Latencies{lv.created, lv.over, lv.own, lv.total, lv.toModel, lv.between, lv.deliver} {
 		l.Sort()
 	}
 	if len(lv.created) == 0 {
@@ -412,6 +421,16 @@ func (b *bench) benchChat(ctx context.Context) error {
 			fmt.Sprintf("%.1f", float64(l.conc)/modelTime.Seconds()),
 			ms(loreCPU/time.Duration(max(turns, 1))), ms(tCPU/time.Duration(max(turns, 1))), pgPerTurn, ms(benchCPU/time.Duration(max(turns, 1))), procStatus(b.lore.Pid(), "VmHWM"), fmt.Sprint(lv.errors),
 			bareCells[0], bareCells[1], bareCells[2], bareCells[3], loadAfter)
+		if len(lv.toModel) > 0 {
+			pp := func(l load.Latencies) string { return ms(l.Percentile(50)) + " / " + ms(l.Percentile(99)) }
+			line := fmt.Sprintf("Stages to the first token at %d concurrent, p50 / p99 (the scripted model's timestamps): request → tool-call model call arrives %s; its response sent → answer call arrives (search and the steps around it) %s; first answer token sent → read by the client %s",
+				l.conc, pp(lv.toModel), pp(lv.between), pp(lv.deliver))
+			if bl := bareAt[l.conc]; bl != nil {
+				line += fmt.Sprintf("; the bare workflow's start request → first model turn runs %s", pp(bl.firstAct))
+			}
+			logf("C: %s", line)
+			phaseNotes = append(phaseNotes, line)
+		}
 		if l.conc > 1 {
 			var parts []string
 			for r := range l.rounds {
