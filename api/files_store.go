@@ -87,6 +87,22 @@ func siteOfObject(name string) (int64, bool) {
 	return id, true
 }
 
+// tenantOfObject returns the tenant owning an object name
+// "tenants/<id>/...": the files a tenant's admins upload outside any site's
+// folder (the reference admin app's covers/ folder names no site).
+func tenantOfObject(name string) (int64, bool) {
+	rest, found := strings.CutPrefix(name, "tenants/")
+	if !found {
+		return 0, false
+	}
+	seg, _, _ := strings.Cut(rest, "/")
+	id, err := strconv.ParseInt(seg, 10, 64)
+	if err != nil || id < 1 {
+		return 0, false
+	}
+	return id, true
+}
+
 // adminObject reads the object name and checks the caller may manage it.
 func (s *Server) adminObject(c *fiber.Ctx) (string, error) {
 	name, err := objectName(c)
@@ -125,18 +141,22 @@ func checkAdminObject(c *fiber.Ctx, name string) error {
 		if err := requireSite(c, id, SiteAdminUp); err != nil {
 			return hiddenAs(err, NotFound("file"))
 		}
-	} else if !principal(c).IsPlatform() {
+	} else if !principal(c).canObject(name) {
 		return NotFound("file")
 	}
 	return nil
 }
 
 // canObject reports whether an admin-surface caller may manage an object:
-// objects under sites/<id>/ belong to that site, every other object (the
-// default uploads/ folder) to platform admins only.
+// objects under sites/<id>/ belong to that site, objects under
+// tenants/<id>/ to that tenant's admins, every other object (the default
+// uploads/ folder) to platform admins only.
 func (p *Principal) canObject(name string) bool {
 	if id, ok := siteOfObject(name); ok {
 		return p.CanSite(id, SiteAdminUp)
+	}
+	if id, ok := tenantOfObject(name); ok && p.IsAdmin() && p.User.TenantID == id {
+		return true
 	}
 	return p.IsPlatform()
 }

@@ -41,13 +41,31 @@ func (s *Server) uploadFolder(c *fiber.Ctx, formValue string) (string, error) {
 	if bad {
 		return "", BadRequest("folder: %q is not a valid folder (a relative path whose segments do not start with '.')", truncate(folder, 80))
 	}
-	id, ok := siteOfObject(folder + "/")
 	p := principal(c)
-	if !ok {
-		if !p.IsPlatform() {
-			return "", Invalid("folder: upload into sites/<site_id>/ (other folders are for platform admins)")
+	if _, ok := siteOfObject(folder + "/"); !ok && !p.IsPlatform() {
+		if _, ok := tenantOfObject(folder + "/"); ok {
+			if !p.canObject(folder + "/") {
+				return "", Invalid("folder: upload into your own tenant's or sites' folders")
+			}
+			return folder, nil
 		}
-		return folder, nil
+		// A folder that names no site (the reference admin app uploads
+		// covers to "covers") goes under the caller's own scope: the one
+		// site of a site admin, or the tenant of a tenant admin.
+		switch {
+		case !p.IsAdmin() && len(p.Sites) == 1:
+			for id := range p.Sites {
+				folder = fmt.Sprintf("sites/%d/%s", id, folder)
+			}
+		case p.IsAdmin():
+			return fmt.Sprintf("tenants/%d/%s", p.User.TenantID, folder), nil
+		default:
+			return "", Invalid("folder: upload into sites/<site_id>/ (you manage several sites; other folders are for tenant admins)")
+		}
+	}
+	id, ok := siteOfObject(folder + "/")
+	if !ok {
+		return folder, nil // a platform admin's folder
 	}
 	if err := requireSite(c, id, SiteAdminUp); err != nil {
 		return "", hiddenAs(err, BadRequest("folder: site %d does not exist", id))
