@@ -770,5 +770,44 @@ func TestBrowserConsoleJobsLive(t *testing.T) {
 	}
 	b.do("retried", chromedp.Navigate(ls.base+"/admin#/jobs?kind=batch_vectorize"),
 		chromedp.WaitVisible(css(row+`[data-status="completed"]`)))
+
+	// An import with a file that cannot be converted: it fails alone, with
+	// its reason, and "Retry failed files" tries it again.
+	dir := t.TempDir()
+	good := writeFile(t, dir, "tides.md", "# Tides\n\nThe tide turns twice a day.\n")
+	bad := writeFile(t, dir, "tides.bin", "\x00\x01\x02 not a document")
+	b.do("import a bad file", chromedp.Navigate(ls.base+"/admin#/import?site="+fmt.Sprint(st.ID)), chromedp.WaitVisible(css(`#import-drop`)),
+		chromedp.SetUploadFiles(css(`#import-files`), []string{good, bad}, chromedp.NodeReady))
+	b.until("two files listed", `document.querySelectorAll("#import-list li").length === 2`, 10*time.Second)
+	b.do("start", chromedp.Click(css(`#import-start`)), chromedp.WaitVisible(css(`#import-retry`)))
+	if st := evalJS[[]string](b, `Array.from(document.querySelectorAll("#import-items li")).map(l => l.dataset.status)`); strings.Join(st, ",") != "completed,failed" {
+		t.Fatalf("import items %q", st)
+	}
+	if why := b.text(`#import-items li[data-status="failed"] .meta`); !strings.Contains(why, "failed ·") {
+		t.Errorf("the failed file shows %q", why)
+	}
+	b.shot("console-import-failed")
+	jobID := b.attr(`#import-progress`, "data-job")
+	var before struct {
+		RunID string `json:"run_id"`
+	}
+	ls.call(t, "GET", "/admin/api/v1/jobs/"+jobID, nil, &before)
+	b.do("retry failed files", chromedp.Click(css(`#import-retry`)))
+	b.until("the retry ends", `(p => p.dataset.follows === "2" && p.dataset.status === "completed" && !!p.querySelector("#import-retry"))(document.getElementById("import-progress"))`, 60*time.Second)
+	var v struct {
+		Status   string `json:"status"`
+		Progress struct {
+			Completed int `json:"completed"`
+			Failed    int `json:"failed"`
+		} `json:"progress"`
+		RunID string `json:"run_id"`
+	}
+	ls.call(t, "GET", "/admin/api/v1/jobs/"+jobID, nil, &v)
+	if v.RunID == before.RunID {
+		t.Errorf("the retry did not run the import again (run %s)", v.RunID)
+	}
+	if v.Status != "completed" || v.Progress.Completed != 1 || v.Progress.Failed != 1 {
+		t.Errorf("after the retry the import is %s with %d completed, %d failed", v.Status, v.Progress.Completed, v.Progress.Failed)
+	}
 	check()
 }

@@ -767,7 +767,9 @@ function itemPercent(it, jobDone) {
   }
 }
 
-function followImport(jobId, box, signal, site) {
+// followImport shows an import's progress; after a retry, oldRun is the run
+// retried, whose views (the watch may still serve its end) are skipped.
+function followImport(jobId, box, signal, site, oldRun) {
   history.replaceState(null, "", "#/import?site=" + site.id + "&job=" + encodeURIComponent(jobId));
   const jobBar = bar(null, t("Import job"), "job-bar");
   const jobText = h("span", { class: "meta", id: "import-job-text" });
@@ -775,7 +777,11 @@ function followImport(jobId, box, signal, site) {
   const actions = h("div", { class: "row", id: "import-actions" });
   box.replaceChildren(h("h2", { text: t("Import job") }), h("div", { class: "barline" }, jobBar, jobText), items, actions);
   box.dataset.job = jobId;
+  box.dataset.follows = String(Number(box.dataset.follows || 0) + 1); // how many runs it followed (a retry is one more)
+  let run = "";
   const show = (j) => {
+    if (oldRun && j.run_id === oldRun) return;
+    run = j.run_id;
     const pct = jobPercent(j);
     setBar(jobBar, pct);
     jobBar.dataset.value = pct == null ? "" : String(pct);
@@ -797,7 +803,7 @@ function followImport(jobId, box, signal, site) {
     if (p.failed > 0 && can("site_admin")) {
       actions.append(button(t("Retry failed files"), (e) => busyDo(e.target, async () => {
         await api("POST", "/jobs/" + encodeURIComponent(jobId) + ":retry");
-        followImport(jobId, box, signal, site);
+        followImport(jobId, box, signal, site, run);
       }), { id: "import-retry" }));
     }
     const drafts = (p.items || []).filter((it) => it.status === "completed" && it.document_id);
@@ -815,14 +821,24 @@ function followImport(jobId, box, signal, site) {
       link(t("Documents"), "#/docs?site=" + site.id));
     return;
   }
-  watch(jobId, show, signal).then((j) => { if (j && !signal.aborted) show(j); }).catch((e) => {
-    if (signal.aborted) return;
-    box.append(h("p", { class: "notice err", text: t("The progress could not be followed: {why}", { why: e.message }) }));
-  }).finally(async () => {
-    // The final view, with the result the stream may have ended before.
-    if (signal.aborted) return;
-    try { show(await api("GET", "/jobs/" + encodeURIComponent(jobId))); } catch { /* keep the last view */ }
-  });
+  // Follow until the run ends (after a retry the watch may first end on
+  // the retried run: then the new one is followed).
+  (async () => {
+    for (let i = 0; i < 100 && !signal.aborted; i++) {
+      try {
+        await watch(jobId, show, signal);
+      } catch (e) {
+        if (!signal.aborted) box.append(h("p", { class: "notice err", text: t("The progress could not be followed: {why}", { why: e.message }) }));
+        return;
+      }
+      if (signal.aborted) return;
+      let j;
+      try { j = await api("GET", "/jobs/" + encodeURIComponent(jobId)); } catch { return; }
+      show(j); // the final view, with the result the stream may have ended before
+      if (j.status !== "running" && !(oldRun && j.run_id === oldRun)) return;
+      await new Promise((r) => setTimeout(r, 300));
+    }
+  })();
 }
 
 // ---- jobs -----------------------------------------------------------------
