@@ -14,6 +14,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/lorekb/lore/internal/analyze"
 	"github.com/lorekb/lore/internal/blob"
 	"github.com/lorekb/lore/internal/convert"
 	"github.com/lorekb/lore/internal/convert/builtin"
@@ -192,7 +193,7 @@ func (a *Import) prepareData(ctx context.Context, conv convert.Converter, in Imp
 	meta := string(mb)
 	doc := &models.Document{TenantID: in.Spec.TenantID, SiteID: in.Spec.SiteID, CollectionID: in.Spec.CollectionID,
 		Title: res.Title, Content: md, Author: in.Spec.Author, Summary: summary, Tags: tags, Status: in.Spec.Status,
-		VectorStatus: models.VecNone, ContentVersion: 1, ReadingTime: models.ReadingTime(md), ParseMeta: &meta}
+		VectorStatus: models.VecNone, ContentVersion: 1, ReadingTime: analyze.ReadingTime(md), ParseMeta: &meta}
 	if in.Spec.Vectorize {
 		doc.VectorStatus = models.VecPending
 	}

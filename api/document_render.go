@@ -6,6 +6,7 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 
+	"github.com/lorekb/lore/internal/analyze"
 	"github.com/lorekb/lore/internal/db"
 	"github.com/lorekb/lore/models"
 )
@@ -136,8 +137,8 @@ func collectionPath(id int64, chains map[int64]db.CollectionNode) *DocumentColle
 
 // --- helpers ---
 
-// readingTime estimates minutes (see models.ReadingTime).
-func readingTime(content string) int { return models.ReadingTime(content) }
+// readingTime estimates minutes (see analyze.ReadingTime).
+func readingTime(content string) int { return analyze.ReadingTime(content) }
 
 // cleanTags trims tags, drops blanks and duplicates, and encodes the JSON
 // array stored in the row.

@@ -1,12 +1,10 @@
-package models
+package analyze
 
 import (
 	"math/rand"
 	"strings"
 	"testing"
 	"unicode"
-
-	"github.com/lorekb/lore/internal/analyze"
 )
 
 // wordsByRune is the rule countWords implements, one rune at a time.
@@ -14,7 +12,7 @@ func wordsByRune(content string) int {
 	words, inWord := 0, false
 	for _, r := range content {
 		switch {
-		case analyze.IsCJK(r):
+		case IsCJK(r):
 			words++
 			inWord = false
 		case unicode.IsLetter(r) || unicode.IsDigit(r) || r == '\'' || r == '_':
