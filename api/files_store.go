@@ -6,24 +6,12 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
 	"github.com/lorekb/lore/internal/blob"
 	"github.com/lorekb/lore/internal/deps"
 )
-
-// fallbackStores holds, per server, the store opened when the dependencies
-// came without one (deps built by hand in tools and tests; deps.Open always
-// sets Blob).
-var fallbackStores sync.Map // *Server → *fallbackStore
-
-type fallbackStore struct {
-	once  sync.Once
-	store blob.Store
-	err   error
-}
 
 // blobStore returns the configured store, or else the one deps.OpenBlob
 // picks for the configuration (a local directory under the data dir unless
@@ -32,14 +20,13 @@ func (s *Server) blobStore() (blob.Store, error) {
 	if s.d.Blob != nil {
 		return s.d.Blob, nil
 	}
-	v, _ := fallbackStores.LoadOrStore(s, &fallbackStore{})
-	fb := v.(*fallbackStore)
-	fb.once.Do(func() { fb.store, fb.err = deps.OpenBlob(context.Background(), s.d.Cfg) })
-	if fb.err != nil {
-		s.log.Error("file storage unavailable", "err", fb.err)
+	fb := &s.fallback
+	fb.blobOnce.Do(func() { fb.blob, fb.blobErr = deps.OpenBlob(context.Background(), s.d.Cfg) })
+	if fb.blobErr != nil {
+		s.log.Error("file storage unavailable", "err", fb.blobErr)
 		return nil, Unavailable("file storage unavailable")
 	}
-	return fb.store, nil
+	return fb.blob, nil
 }
 
 // blobError maps store errors to API errors: invalid names and metadata are

@@ -4,7 +4,6 @@ import (
 	"context"
 	"net/http"
 	"strconv"
-	"sync"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
@@ -36,10 +35,6 @@ const maxBackoffShift = 3
 // strikeWindow is how long lock-outs are remembered for backoff.
 const strikeWindow = 24 * time.Hour
 
-// fallbackCounters holds a process-local counter for servers whose cache
-// cannot count (tests build many servers and must not share counts).
-var fallbackCounters sync.Map // *Server → *memory.Cache
-
 // limitStore is a cache that counts: both cache backends.
 type limitStore interface {
 	cache.Counter
@@ -51,8 +46,8 @@ func (s *Server) counter() limitStore {
 	if c, ok := s.d.Cache.(limitStore); ok {
 		return c
 	}
-	v, _ := fallbackCounters.LoadOrStore(s, memory.New(1))
-	return v.(limitStore)
+	s.fallback.counterOnce.Do(func() { s.fallback.counter = memory.New(1) })
+	return s.fallback.counter
 }
 
 func (l attemptLimit) key(k string) string { return "limit:" + l.name + ":" + k }

@@ -21,6 +21,7 @@ import (
 	"github.com/gofiber/fiber/v2/middleware/adaptor"
 	"github.com/gofiber/fiber/v2/middleware/filesystem"
 	"github.com/google/uuid"
+	"github.com/lorekb/lore/internal/blob"
 	"github.com/lorekb/lore/internal/deps"
 	"github.com/lorekb/lore/internal/memo"
 	"github.com/lorekb/lore/internal/readcache"
@@ -60,6 +61,17 @@ type Server struct {
 	specOnce sync.Once
 	specs    map[Surface][]byte
 	specErr  error
+
+	// fallback holds what a server opens itself when its dependencies came
+	// without it (deps built by hand in tools and tests; deps.Open sets
+	// both).
+	fallback struct {
+		counterOnce sync.Once
+		counter     limitStore // a process-local counter when the cache cannot count
+		blobOnce    sync.Once
+		blob        blob.Store // the store deps.OpenBlob picks for the configuration
+		blobErr     error
+	}
 }
 
 // New builds the server and mounts every route.
