@@ -56,7 +56,6 @@ func TestProviderKeysFollowTheirEndpoint(t *testing.T) {
 	if r := put(map[string]any{"provider": "openai", "model": "m2", "base_url": "https://mine.example.org/v1/"}); r.Status != 200 {
 		t.Fatalf("same endpoint, key omitted: %d %s", r.Status, r.Raw)
 	}
-	h.d.ForgetAIConfig(tid)
 	if ai, _ := h.d.AIConfig(ctx, tid); ai.Chat.APIKey != "sk-tenant-own-key" || ai.Chat.Model != "m2" {
 		t.Fatalf("kept key: %+v", ai.Chat)
 	}
@@ -66,7 +65,6 @@ func TestProviderKeysFollowTheirEndpoint(t *testing.T) {
 	if _, err := h.d.DB.PutSystemConfig(ctx, tid, deps.AIConfigKey, string(raw)); err != nil {
 		t.Fatal(err)
 	}
-	h.d.ForgetAIConfig(tid)
 	if ai, _ := h.d.AIConfig(ctx, tid); ai.Chat.APIKey != "" {
 		t.Fatalf("platform key used for %s", ai.Chat.BaseURL)
 	}
@@ -107,7 +105,6 @@ func TestProviderEndpointsRefuseInternalAddresses(t *testing.T) {
 	if _, err := h.d.DB.PutSystemConfig(ctx, tid, deps.AIConfigKey, string(raw)); err != nil {
 		t.Fatal(err)
 	}
-	h.d.ForgetAIConfig(tid)
 	if r := h.must(200, "GET", scPath+"/ai-config", nil, h.admin); strings.Contains(string(r.Raw), "hunter22") {
 		t.Fatalf("credentials shown: %s", r.Raw)
 	}
@@ -131,7 +128,6 @@ func TestProviderEndpointsRefuseInternalAddresses(t *testing.T) {
 	if _, err := h.d.DB.PutSystemConfig(ctx, tid, deps.AIConfigKey, string(raw)); err != nil {
 		t.Fatal(err)
 	}
-	h.d.ForgetAIConfig(tid)
 	rr, err := h.d.Reranker(ctx, tid)
 	if err != nil {
 		t.Fatal(err)

@@ -22,6 +22,7 @@ import (
 	"github.com/gofiber/fiber/v2/middleware/filesystem"
 	"github.com/google/uuid"
 	"github.com/lorekb/lore/internal/blob"
+	"github.com/lorekb/lore/internal/db"
 	"github.com/lorekb/lore/internal/deps"
 	"github.com/lorekb/lore/internal/memo"
 	"github.com/lorekb/lore/internal/readcache"
@@ -79,6 +80,11 @@ func New(d *deps.Deps) *Server {
 	s := &Server{d: d, log: d.Log, starter: workflows.NewStarter(d.Log), docs: newDocState(), corsPolicy: newCORSPolicy(d.Cfg.CORSOrigins)}
 	s.cache = readcache.New(d.DB, d.Cache, d.Log, docEntrySize)
 	s.tenantSlugs = memo.TTL[string, int64]{Keep: tenantSlugTTL, Max: 10000}
+	d.DB.OnChange(func(_ context.Context, c db.Change) {
+		if c.Tenants {
+			s.tenantSlugs.Clear()
+		}
+	})
 	if d.Cfg.RunWorker {
 		s.hub = d.Hub
 	}

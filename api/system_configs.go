@@ -210,7 +210,6 @@ func (s *Server) deleteSystemConfig(c *fiber.Ctx) error {
 		}
 	}
 	err := s.d.DB.DeleteSystemConfig(ctx, tenant, key)
-	s.d.ForgetAIConfig(tenant)
 	if err != nil {
 		if errors.Is(err, db.ErrNotFound) {
 			return NotFound("config " + key)
@@ -429,7 +428,6 @@ func (s *Server) putAIConfig(c *fiber.Ctx) error {
 	platform := principal(c).IsPlatform()
 	def := s.d.DefaultAIConfig()
 	var before, after deps.AIConfig
-	defer s.d.ForgetAIConfig(tenant)
 	row, err := s.d.DB.UpdateSystemConfig(ctx, tenant, deps.AIConfigKey, func(cur string, exists bool) (string, error) {
 		st, err := storedAIConfig(cur, exists)
 		if err != nil {

@@ -335,7 +335,6 @@ func (s *Server) updateTenant(c *fiber.Ctx) error {
 		}
 		return err
 	}
-	s.tenantSlugs.Clear()
 	return ok(c, tenantResponse(t))
 }
 
@@ -356,6 +355,5 @@ func (s *Server) deleteTenant(c *fiber.Ctx) error {
 		}
 		return err
 	}
-	s.tenantSlugs.Clear()
 	return ok(c, Message{Message: "Tenant deleted"})
 }

@@ -20,6 +20,12 @@ type Change struct {
 	// AllDocuments: a write that may change what many documents show (a
 	// collection renamed, moved or deleted changes their paths).
 	AllDocuments bool
+	// Tenants: a tenant row was created, changed or deleted (slugs and
+	// domains may have moved).
+	Tenants bool
+	// Configs are the tenants whose system configuration documents
+	// changed.
+	Configs []int64
 }
 
 type changeHooks struct {

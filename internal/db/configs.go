@@ -40,7 +40,14 @@ func (d *DB) ListSystemConfigs(ctx context.Context, tenantID int64) ([]models.Sy
 func (d *DB) PutSystemConfig(ctx context.Context, tenantID int64, key, value string) (*models.SystemConfig, error) {
 	row := &models.SystemConfig{TenantID: tenantID, ConfigKey: key, Value: value}
 	err := d.withSealed(&row.Value, func() error { return upsertSystemConfig(ctx, d.DB, row) })
+	d.configsChanged(ctx, tenantID)
 	return row, err
+}
+
+// configsChanged reports a write (or a failed attempt, which may have
+// landed) to a tenant's configuration documents.
+func (d *DB) configsChanged(ctx context.Context, tenantID int64) {
+	d.changed(ctx, Change{Configs: []int64{tenantID}})
 }
 
 // UpdateSystemConfig reads, changes and writes one configuration document in
@@ -88,6 +95,7 @@ func (d *DB) UpdateSystemConfig(ctx context.Context, tenantID int64, key string,
 	if fnErr != nil {
 		return nil, fnErr
 	}
+	d.configsChanged(ctx, tenantID)
 	if err != nil {
 		return nil, Classify(err)
 	}
@@ -108,6 +116,7 @@ func upsertSystemConfig(ctx context.Context, db bun.IDB, row *models.SystemConfi
 func (d *DB) DeleteSystemConfig(ctx context.Context, tenantID int64, key string) error {
 	res, err := d.NewDelete().Model((*models.SystemConfig)(nil)).
 		Where("tenant_id = ? AND config_key = ?", tenantID, key).Exec(ctx)
+	d.configsChanged(ctx, tenantID)
 	if err != nil {
 		return Classify(err)
 	}

@@ -30,8 +30,12 @@ func (d *DB) ListTenants(ctx context.Context, keyword string, limit, offset int)
 
 // CreateTenant inserts a tenant; a taken slug is ErrConflict.
 func (d *DB) CreateTenant(ctx context.Context, t *models.Tenant) error {
+	defer d.tenantsChanged(ctx)
 	return d.Tx(ctx, func(ctx context.Context, tx bun.Tx) error { return insertTenant(ctx, tx, t) })
 }
+
+// tenantsChanged reports a write to tenant rows.
+func (d *DB) tenantsChanged(ctx context.Context) { d.changed(ctx, Change{Tenants: true}) }
 
 func insertTenant(ctx context.Context, tx bun.IDB, t *models.Tenant) error {
 	now := time.Now().UTC()
@@ -43,6 +47,7 @@ func insertTenant(ctx context.Context, tx bun.IDB, t *models.Tenant) error {
 // CreateTenantWithAdmin inserts a tenant and its first administrator (an
 // admin of the new tenant) together, or neither.
 func (d *DB) CreateTenantWithAdmin(ctx context.Context, t *models.Tenant, admin *models.User) error {
+	defer d.tenantsChanged(ctx)
 	return d.Tx(ctx, func(ctx context.Context, tx bun.Tx) error {
 		if err := insertTenant(ctx, tx, t); err != nil {
 			return err
@@ -54,6 +59,7 @@ func (d *DB) CreateTenantWithAdmin(ctx context.Context, t *models.Tenant, admin 
 
 // UpdateTenant writes every editable field of a tenant.
 func (d *DB) UpdateTenant(ctx context.Context, t *models.Tenant) error {
+	defer d.tenantsChanged(ctx)
 	t.UpdatedAt = time.Now().UTC()
 	res, err := d.NewUpdate().Model(t).Column("name", "slug", "domain", "logo_url", "description", "status", "plan", "updated_at").
 		WherePK().Exec(ctx)
@@ -69,6 +75,7 @@ func (d *DB) UpdateTenant(ctx context.Context, t *models.Tenant) error {
 // DeleteTenant deletes a tenant that owns no site and no user
 // (ErrTenantInUse otherwise), with its system configurations.
 func (d *DB) DeleteTenant(ctx context.Context, id int64) error {
+	defer d.changed(ctx, Change{Tenants: true, Configs: []int64{id}})
 	return d.Tx(ctx, func(ctx context.Context, tx bun.Tx) error {
 		for _, m := range []any{(*models.Site)(nil), (*models.User)(nil)} {
 			n, err := tx.NewSelect().Model(m).Where("tenant_id = ?", id).Count(ctx)

@@ -76,8 +76,13 @@ func (d *Deps) AIConfig(ctx context.Context, tenantID int64) (AIConfig, error) {
 	return d.aiConfigs.Get(tenantID, func() (AIConfig, error) { return d.LoadAIConfig(ctx, tenantID) })
 }
 
-// ForgetAIConfig drops the copy of a tenant's ai-config after a change.
-func (d *Deps) ForgetAIConfig(tenantID int64) { d.aiConfigs.Forget(tenantID) }
+// forgetConfigs drops the copies of the ai-configs a committed write
+// changed (db.OnChange).
+func (d *Deps) forgetConfigs(_ context.Context, c db.Change) {
+	for _, t := range c.Configs {
+		d.aiConfigs.Forget(t)
+	}
+}
 
 // LoadAIConfig reads the tenant's ai-config from the database.
 func (d *Deps) LoadAIConfig(ctx context.Context, tenantID int64) (AIConfig, error) {

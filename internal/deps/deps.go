@@ -74,6 +74,7 @@ func Open(ctx context.Context, cfg *config.Config, log *slog.Logger) (*Deps, err
 		return nil, err
 	}
 	d.DB = database
+	database.OnChange(d.forgetConfigs)
 	d.closers = append(d.closers, func() { _ = database.Close() })
 	if err := database.Migrate(ctx); err != nil {
 		d.Close()
