@@ -2,9 +2,7 @@ package extractive
 
 import (
 	"math"
-	"regexp"
 	"sort"
-	"strconv"
 	"strings"
 	"unicode"
 
@@ -42,134 +40,6 @@ const contextShare = 0.5
 // so it breaks near-ties between sentences but never outweighs a sentence
 // that holds clearly more of the question (the fifth passage keeps 5/6).
 func rankPrior(rank int) float64 { return 1 / (1 + float64(rank)/25) }
-
-// --- passages ---
-
-// passage is one search result: its citation number, title, text segments
-// and the relevance its header gave.
-type passage struct {
-	num      string
-	title    string
-	segments []segment
-	// relevance is the search's share of the question's term weight found
-	// in the passage (0..1), or -1 when the header did not say.
-	relevance float64
-	cjk       bool // it holds CJK text, so it can hold the question's CJK terms
-}
-
-var headerRe = regexp.MustCompile(`^\[(\d+)\](?:\s(.*?))?(?:\s\(relevance ([0-9.]+)\))?$`)
-
-// parsePassages reads the search tool's output format: passages separated
-// by blank lines, each starting with a header line "[n] <title>
-// (relevance r)", with a "[...]" line between non-adjacent fragments. Text
-// before the first header (an instruction or "No relevant documents
-// found.") yields no passages.
-func parsePassages(content string) []passage {
-	content = strings.ReplaceAll(strings.ReplaceAll(content, "\r\n", "\n"), "\r", "\n")
-	var (
-		out       []passage
-		cur       *passage
-		body      []string
-		prevBlank = true
-	)
-	finish := func() {
-		if cur != nil {
-			text := strings.Join(body, "\n")
-			cur.segments = segments(text)
-			cur.cjk = hasCJK(cur.title) || hasCJK(text)
-			out = append(out, *cur)
-		}
-		cur, body = nil, nil
-	}
-	for _, line := range strings.Split(content, "\n") {
-		trimmed := strings.TrimSpace(line)
-		if prevBlank || cur == nil {
-			if m := headerRe.FindStringSubmatch(trimmed); m != nil {
-				finish()
-				cur = &passage{num: m[1], title: strings.TrimSpace(m[2]), relevance: -1}
-				if m[3] != "" {
-					cur.relevance, _ = strconv.ParseFloat(m[3], 64)
-				}
-				prevBlank = false
-				continue
-			}
-		}
-		if cur != nil {
-			body = append(body, line)
-		}
-		prevBlank = trimmed == ""
-	}
-	finish()
-	return out
-}
-
-func hasCJK(s string) bool {
-	for _, r := range s {
-		if analyze.IsCJK(r) {
-			return true
-		}
-	}
-	return false
-}
-
-// --- the question ---
-
-// stopwords are question and function words that would otherwise make any
-// sentence look relevant (analyze.Terms already drops English stop words;
-// these are the ones a question adds).
-var stopwords = map[string]bool{}
-
-func init() {
-	for _, w := range strings.Fields(`a an the is are was were be been being am do does did done
-		how what when where which who whom why whose can could should would will shall may might must
-		i me my mine we us our you your it its he she they them their this that these those there here
-		to of in on at for with by from as about into onto over under and or but not no nor if then so
-		than too very just also any some all each every please tell explain show know want need
-		have has had get got let s t
-		如何 怎么 怎样 怎么办 怎 么 什么 为什么 为什 什 哪里 哪些 是否 可以 请问 能否`) {
-		stopwords[w] = true
-	}
-}
-
-// partSplitRe finds where a question that asks several things starts its
-// next part: a question mark or semicolon, ", and how …", " or ", and their
-// Chinese forms.
-var partSplitRe = regexp.MustCompile(`(?i)[?？;；]+|,?\s+(?:and|also)\s+(?:how|what|where|when|why|which|who|can|could|should|do|does|did|is|are|will|would)\b|\s+or\s+|还是|以及|另外|[，,]\s*(?:如何|怎么|怎样|为什么|是否|能否|可以|又)`)
-
-// howRe recognises a question that asks how to do something, whose answer
-// may be a command.
-var howRe = regexp.MustCompile(`(?i)\bhow\b|\bsteps?\b|\bcommand|如何|怎么|怎样|怎麼|步骤|命令`)
-
-// part is one thing the question asks: its distinct content terms.
-type part []string
-
-// questionParts splits query into the parts it asks, each with its content
-// terms; parts with no content term are dropped. A question made only of
-// stop words gives none.
-func questionParts(query string) []part {
-	var out []part
-	seen := map[string]bool{} // a term belongs to the first part that says it
-	for _, piece := range partSplitRe.Split(query, -1) {
-		var p part
-		for _, t := range analyze.Terms(piece) {
-			if !stopwords[t] && !seen[t] {
-				seen[t] = true
-				p = append(p, t)
-			}
-		}
-		if len(p) > 0 {
-			out = append(out, p)
-		}
-	}
-	return out
-}
-
-func isCJKTerm(t string) bool {
-	for _, r := range t {
-		return analyze.IsCJK(r)
-	}
-	return false
-}
 
 // --- answering ---
 

@@ -1,0 +1,124 @@
+package retrieve
+
+import (
+	"github.com/lorekb/lore/internal/analyze"
+	"github.com/lorekb/lore/internal/embed"
+	"github.com/lorekb/lore/internal/rerank/lexical"
+	"github.com/lorekb/lore/internal/vector"
+)
+
+// section identifies a document's section: chunks cut from one section
+// share its heading path.
+type section struct {
+	doc     int64
+	heading string
+}
+
+func sectionOf(h vector.Hit) section { return section{h.DocumentID, h.Heading} }
+
+// sectionWords returns, for each section of the shown results, which of the
+// query words qWords its chunks in the recall pool contain together (title,
+// heading or text; only those sections' chunks are analyzed). A section longer than a chunk is cut into several, and the
+// answer to a question often spans the cut (the call in one chunk, what it
+// returns in the next): judged chunk by chunk, the section that answers
+// would look as if it covered only half the question. Only the recall pool's
+// chunks count, never a chunk the query did not retrieve, and never another
+// section of the document: words scattered over a long page are no
+// evidence that it answers the question (counting the whole page's
+// candidates let "明天北京的天气怎么样？" through the responder's threshold).
+func sectionWords(pool, shown []Result, qWords []string, all bool) map[section]*sectionTerms {
+	want := make(map[string]bool, len(qWords))
+	for _, w := range qWords {
+		want[w] = true
+	}
+	out := make(map[section]*sectionTerms, len(shown))
+	for _, r := range shown {
+		st := &sectionTerms{have: make(map[string]bool, len(qWords))}
+		if all {
+			st.words = map[string]bool{}
+		}
+		out[sectionOf(r.Hit)] = st
+	}
+	for _, r := range pool {
+		st, ok := out[sectionOf(r.Hit)]
+		if !ok {
+			continue
+		}
+		for _, f := range []string{r.Hit.Title, r.Hit.Heading, r.Hit.Text} {
+			analyze.EachWord(f, func(t string) {
+				if want[t] {
+					st.have[t] = true
+				} else if st.words != nil && len(st.words) < maxSectionWords {
+					st.words[t] = true
+				}
+			})
+		}
+	}
+	return out
+}
+
+// sectionTerms are the query words a section holds and, for matching
+// words by meaning, its other words.
+type sectionTerms struct {
+	have  map[string]bool
+	words map[string]bool
+}
+
+// maxSectionWords bounds the words kept per section for matching by
+// meaning (a section is a few chunks; this only stops a pathological one).
+const maxSectionWords = 4000
+
+// SimilarFloor is how close in meaning (the cosine of two words' vectors)
+// a section's word must be to a query word the section lacks to count for
+// it, at that similarity times the word's weight: a synonym or a close
+// inflection stands in for the word, a word merely used in the same
+// documents does not.
+const SimilarFloor = 0.55
+
+// relevance is the share of the query words' idf that have (the words a
+// chunk's section holds, see sectionWords) contains. Words the site never
+// uses weigh the most, so a question about something else scores near 0
+// even when one common word matches. It counts whole words only
+// (analyze.Words): the characters of Chinese words help ranking, but a
+// question sharing only characters with the docs (法国 with 法律) is not
+// covered by them.
+func relevance(qWords []string, sec *sectionTerms, st *vector.KeywordStats, m embed.TermMatcher) float64 {
+	if len(qWords) == 0 || sec == nil {
+		return 0
+	}
+	n := 1000.0 // without statistics every term weighs alike
+	if st != nil {
+		n = float64(st.Docs)
+	}
+	var got, all float64
+	for _, q := range qWords {
+		df := 1.0
+		if st != nil {
+			df = float64(st.DocFreq[q])
+		}
+		w := lexical.IDF(n, df)
+		all += w
+		if sec.have[q] {
+			got += w
+		} else if m != nil {
+			got += w * bestSimilar(q, sec.words, m)
+		}
+	}
+	if all == 0 {
+		return 0
+	}
+	return got / all
+}
+
+// bestSimilar is the highest similarity in meaning of q to one of words, if
+// it reaches SimilarFloor (else 0).
+func bestSimilar(q string, words map[string]bool, m embed.TermMatcher) float64 {
+	best := 0.0
+	for w := range words {
+		best = max(best, m.TermSimilarity(q, w))
+	}
+	if best < SimilarFloor {
+		return 0
+	}
+	return best
+}
