@@ -350,14 +350,14 @@ func jsonKind(kind string) string {
 	return "a " + kind
 }
 
-// mcpSearch runs the site's retrieval (the admins' retrieval test workflow,
-// which runs the chat's search pipeline over published, vectorized
-// documents) and returns the ranked passages.
+// mcpSearch runs the site's retrieval (SearchRetrieve: the chat's search
+// pipeline over published, vectorized documents, as the retrieval test runs
+// it) and returns the ranked passages.
 func (s *Server) mcpSearch(ctx context.Context, _ *mcp.CallToolRequest, cl *mcpCaller, in SearchArgs) (SearchResult, error) {
 	act := activities.RetrieveInput{TenantID: cl.Site.TenantID, SiteID: cl.Site.ID, Query: in.Query, TopK: in.TopK,
 		Stages: retrieve.AllStages()}
 	var out activities.RetrieveOutput
-	if err := s.inspect(ctx, workflows.Retrieve, act, &out); err != nil {
+	if err := s.inspect(ctx, workflows.SearchRetrieve, act, &out); err != nil {
 		return SearchResult{}, err
 	}
 	chunks, err := s.rankedChunks(ctx, out.Chunks)

@@ -33,6 +33,7 @@ func register(ctx context.Context, w worker.Worker, d *deps.Deps) error {
 	w.RegisterWorkflow(workflows.SyncDataSource)
 	w.RegisterActivity(&activities.Sync{D: d, Import: importActivities(d)})
 	w.RegisterWorkflow(workflows.Retrieve)
+	w.RegisterWorkflow(workflows.SearchRetrieve)
 	w.RegisterActivity(&activities.Vectorize{D: d})
 	w.RegisterWorkflow(workflows.PruneRevisions)
 	w.RegisterActivity(&activities.Revisions{D: d})
