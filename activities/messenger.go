@@ -370,21 +370,10 @@ type KefuTurnInput struct {
 // KefuTurn is a stored user turn that a chat run must answer (Started), with
 // everything the workflow needs to start that run.
 type KefuTurn struct {
-	Started        bool
-	ThreadID       string
-	Turn           int
-	SessionID      int64
-	TenantID       int64
-	SiteID         int64
-	SourceOffset   int
-	ShowTrace      bool
-	StartedAtMs    int64
-	TimeoutMs      int64
-	MaxIterations  int
-	MaxEmpty       int
-	SummaryTrigger int
-	SummaryKeep    int
-	Reply          ReplyTarget
+	Started bool
+	ChatRunSpec
+	SessionID int64
+	Reply     ReplyTarget
 }
 
 // BeginKefuTurn marks the message processed and stores it as the next user
@@ -421,11 +410,6 @@ func (m *Messenger) BeginKefuTurn(ctx context.Context, in KefuTurnInput) (KefuTu
 		}
 		return KefuTurn{}, err
 	}
-	cfg := m.D.Cfg
-	return KefuTurn{Started: true, ThreadID: thread, SessionID: ts.Session.ID, Turn: ts.Turn, TenantID: site.TenantID, SiteID: site.ID,
-		ShowTrace: site.ShowPipelineTrace, StartedAtMs: start.UnixMilli(),
-		TimeoutMs: cfg.ChatStreamTimeout().Milliseconds(), MaxIterations: cfg.AgentMaxIterations,
-		MaxEmpty: cfg.AgentMaxConsecutiveEmpty, SummaryTrigger: cfg.AgentSummaryTriggerMsgCount,
-		SummaryKeep: cfg.AgentSummaryKeepLastN,
-		Reply:       ReplyTarget{Channel: ChannelKefu, SiteID: site.ID, ToUser: in.Msg.ExternalUserID, OpenKfID: in.Msg.OpenKfID}}, nil
+	return KefuTurn{Started: true, ChatRunSpec: NewChatRunSpec(m.D.Cfg, site, thread, ts.Turn, start), SessionID: ts.Session.ID,
+		Reply: ReplyTarget{Channel: ChannelKefu, SiteID: site.ID, ToUser: in.Msg.ExternalUserID, OpenKfID: in.Msg.OpenKfID}}, nil
 }

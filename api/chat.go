@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/gofiber/fiber/v2"
+	"github.com/lorekb/lore/activities"
 	"github.com/lorekb/lore/internal/chatevent"
 	"github.com/lorekb/lore/internal/db"
 	scrub "github.com/lorekb/lore/internal/redact"
@@ -210,11 +211,8 @@ func (s *Server) prepareChatTurn(ctx context.Context, t chatTurn) (*startedTurn,
 		return nil, err
 	}
 	cfg := s.d.Cfg
-	in := workflows.ChatRunInput{ThreadID: t.ThreadID, Turn: ts.Turn, TenantID: t.Site.TenantID, SiteID: t.Site.ID,
-		Model: t.Model, Temperature: t.Temperature, Instructions: t.Instructions,
-		ShowTrace: t.Site.ShowPipelineTrace, StartedAtMs: start.UnixMilli(), TimeoutMs: cfg.ChatStreamTimeout().Milliseconds(),
-		SiteIDs: t.Sites, MaxIterations: cfg.AgentMaxIterations, MaxEmpty: cfg.AgentMaxConsecutiveEmpty,
-		SummaryTrigger: cfg.AgentSummaryTriggerMsgCount, SummaryKeep: cfg.AgentSummaryKeepLastN, Reply: t.Reply}
+	in := workflows.ChatRunInput{ChatRunSpec: activities.NewChatRunSpec(cfg, t.Site, t.ThreadID, ts.Turn, start),
+		Model: t.Model, Temperature: t.Temperature, Instructions: t.Instructions, SiteIDs: t.Sites, Reply: t.Reply}
 	if s.hub != nil && t.Reply == nil {
 		in.Reader = s.hub.ID // this process reads the turn
 	}

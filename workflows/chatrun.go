@@ -25,10 +25,10 @@ const ErrorNoticePrefix = "\n\n[System Error: "
 // ChatRunInput is one turn of a thread. The user's message is already stored;
 // the run loads context by thread id.
 type ChatRunInput struct {
-	ThreadID     string
-	Turn         int
-	TenantID     int64
-	SiteID       int64
+	// The turn, its site and the configured limits, built the same way on
+	// every path (activities.NewChatRunSpec); embedded, so its fields stay
+	// top-level fields of the recorded input.
+	activities.ChatRunSpec
 	Model        string
 	Temperature  *float64
 	Instructions string
@@ -36,15 +36,8 @@ type ChatRunInput struct {
 	// every turn started now (each turn numbers its sources from 1, as the
 	// reference does and its client numbers the source list); kept for
 	// runs recorded when numbers went on across a thread's turns.
-	SourceOffset   int
-	ShowTrace      bool
-	StartedAtMs    int64
-	TimeoutMs      int64
-	MaxIterations  int
-	MaxEmpty       int
-	SummaryTrigger int
-	SummaryKeep    int
-	Reply          *ReplyTarget // messenger channel to deliver the answer to
+	SourceOffset int
+	Reply        *ReplyTarget // messenger channel to deliver the answer to
 	// Reader is the streamhub.Hub.ID of the API process that streams the
 	// turn (empty: none). A worker in that same process runs the model calls
 	// as local activities: the whole agent loop then stays in one workflow

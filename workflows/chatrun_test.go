@@ -22,8 +22,8 @@ import (
 )
 
 func chatInput() ChatRunInput {
-	return ChatRunInput{ThreadID: "auto-test", Turn: 1, TenantID: 1, SiteID: 1, MaxIterations: 5, MaxEmpty: 2,
-		SummaryTrigger: 10, SummaryKeep: 6, TimeoutMs: 60000}
+	return ChatRunInput{ChatRunSpec: activities.ChatRunSpec{ThreadID: "auto-test", Turn: 1, TenantID: 1, SiteID: 1, MaxIterations: 5, MaxEmpty: 2,
+		SummaryTrigger: 10, SummaryKeep: 6, TimeoutMs: 60000}}
 }
 
 func toolCall(id string) llm.Message {

@@ -114,16 +114,14 @@ func kefuPull(ctx workflow.Context, in KefuSyncInput) error {
 // startKefuRun starts the chat run of a stored turn as an abandoned child
 // (it outlives the sync) and waits until it has started.
 func startKefuRun(ctx workflow.Context, t activities.KefuTurn) {
-	r := t.Reply
-	in := ChatRunInput{ThreadID: t.ThreadID, Turn: t.Turn, TenantID: t.TenantID, SiteID: t.SiteID,
-		SourceOffset: t.SourceOffset, ShowTrace: t.ShowTrace, StartedAtMs: t.StartedAtMs, TimeoutMs: t.TimeoutMs,
-		MaxIterations: t.MaxIterations, MaxEmpty: t.MaxEmpty, SummaryTrigger: t.SummaryTrigger, SummaryKeep: t.SummaryKeep,
-		Reply: &ReplyTarget{Channel: r.Channel, SiteID: r.SiteID, ToUser: r.ToUser, OpenKfID: r.OpenKfID, AgentID: r.AgentID}}
+	reply := t.Reply
+	in := ChatRunInput{ChatRunSpec: t.ChatRunSpec, Reply: &reply}
+	// No execution timeout, as for a run the API starts: every step of a
+	// run is bounded by the stream deadline or a start-to-close limit.
 	cctx := workflow.WithChildOptions(ctx, workflow.ChildWorkflowOptions{
-		WorkflowID:               ChatRunID(t.ThreadID, t.SessionID, t.Turn),
-		WorkflowExecutionTimeout: time.Duration(t.TimeoutMs)*time.Millisecond + 10*time.Minute,
-		WorkflowIDReusePolicy:    enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
-		ParentClosePolicy:        enumspb.PARENT_CLOSE_POLICY_ABANDON,
+		WorkflowID:            ChatRunID(t.ThreadID, t.SessionID, t.Turn),
+		WorkflowIDReusePolicy: enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
+		ParentClosePolicy:     enumspb.PARENT_CLOSE_POLICY_ABANDON,
 	})
 	f := workflow.ExecuteChildWorkflow(cctx, ChatWorkflowName, in)
 	if err := f.GetChildWorkflowExecution().Get(ctx, nil); err != nil {
