@@ -21,7 +21,7 @@ func TestDocProcessorConfig(t *testing.T) {
 		gotKey = r.Header.Get("X-Api-Key")
 		switch {
 		case !up:
-			http.Error(w, "down for maintenance", 503)
+			http.Error(w, "down for maintenance", http.StatusServiceUnavailable)
 		case r.URL.Path == "/version":
 			_, _ = w.Write([]byte(`{"docling-serve":"1.5.0"}`))
 		default:

@@ -33,6 +33,7 @@ func TestFailureShowsOnlyItsNotice(t *testing.T) {
 	if !errors.Is(f, perm) || errors.Is(NewFailure("x", nil), perm) {
 		t.Fatal("permanent mark")
 	}
+	//lint:ignore SA4000 two calls, two ids
 	if NewID() == NewID() {
 		t.Fatal("ids repeat")
 	}

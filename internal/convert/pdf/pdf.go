@@ -105,7 +105,7 @@ func pageLines(glyphs []pdfread.Text, page int) []line {
 	var out []line
 	var b strings.Builder
 	var cur line
-	lastEnd := math.Inf(-1)
+	var lastEnd float64 // where the previous glyph on the line ended
 	flush := func() {
 		if t := strings.TrimSpace(b.String()); t != "" {
 			cur.text = strings.Join(strings.Fields(t), " ")
@@ -117,7 +117,6 @@ func pageLines(glyphs []pdfread.Text, page int) []line {
 		if i == 0 || math.Abs(g.Y-cur.y) > 0.33*math.Max(g.FontSize, cur.size) {
 			flush()
 			cur = line{y: g.Y, size: 0, page: page}
-			lastEnd = math.Inf(-1)
 		} else if g.X-lastEnd > 0.25*g.FontSize && !strings.HasSuffix(b.String(), " ") {
 			b.WriteString(" ")
 		}

@@ -61,11 +61,11 @@ func inline(res *convert.Result, ref func(img convert.Image) string) string {
 
 func (f *fake) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if f.down {
-		http.Error(w, "overloaded", 503)
+		http.Error(w, "overloaded", http.StatusServiceUnavailable)
 		return
 	}
 	if f.key != "" && r.Header.Get("X-Api-Key") != f.key {
-		http.Error(w, `{"detail":"bad key"}`, 401)
+		http.Error(w, `{"detail":"bad key"}`, http.StatusUnauthorized)
 		return
 	}
 	js := func(v any) { w.Header().Set("Content-Type", "application/json"); _ = json.NewEncoder(w).Encode(v) }

@@ -28,7 +28,7 @@ type Hybrid struct {
 // dimensions (local.DefaultDimension when hashDim <= 0).
 func NewHybrid(m *Model, hashDim int) *Hybrid {
 	h := &Hybrid{m: m, hash: local.New(hashDim)}
-	h.pool.New = func() any { return make([]float32, m.Dim) }
+	h.pool.New = func() any { acc := make([]float32, m.Dim); return &acc }
 	return h
 }
 
@@ -51,8 +51,9 @@ func (h *Hybrid) Embed(ctx context.Context, texts []string) ([][]float32, error)
 	dim := h.Dimension()
 	out := make([][]float32, len(texts))
 	backing := make([]float32, len(texts)*dim)
-	acc := h.pool.Get().([]float32)
-	defer h.pool.Put(acc)
+	pacc := h.pool.Get().(*[]float32)
+	defer h.pool.Put(pacc)
+	acc := *pacc
 	for i, t := range texts {
 		if i%64 == 63 {
 			if err := ctx.Err(); err != nil {

@@ -211,7 +211,8 @@ func (s *Store) at(stage string) {
 // waitCompaction returns once no compaction runs.
 func (s *Store) waitCompaction() {
 	s.compactMu.Lock()
-	s.compactMu.Unlock() //nolint:staticcheck // an empty critical section: waiting is the point
+	//lint:ignore SA2001 an empty critical section: waiting is the point
+	s.compactMu.Unlock()
 }
 
 // logGeneration parses a log file name; ok is false for other files.

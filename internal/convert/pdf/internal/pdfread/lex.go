@@ -109,15 +109,6 @@ func (b *buffer) reload() bool {
 	return true
 }
 
-func (b *buffer) seekForward(offset int64) {
-	for b.offset < offset {
-		if !b.reload() {
-			return
-		}
-	}
-	b.pos = len(b.buf) - int(b.offset-offset)
-}
-
 func (b *buffer) readOffset() int64 {
 	return b.offset - int64(len(b.buf)) + int64(b.pos)
 }

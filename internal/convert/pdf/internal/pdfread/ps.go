@@ -89,15 +89,6 @@ Reading:
 			switch kw {
 			case "null", "[", "]", "<<", ">>":
 				break
-			default:
-				for i := len(dicts) - 1; i >= 0; i-- {
-					if v, ok := dicts[i][name(kw)]; ok {
-						stk.Push(Value{nil, objptr{}, v})
-						continue Reading
-					}
-				}
-				do(&stk, string(kw))
-				continue
 			case "dict":
 				stk.Pop()
 				stk.Push(Value{nil, objptr{}, make(dict)})
@@ -146,6 +137,15 @@ Reading:
 				continue
 			case "pop":
 				stk.Pop()
+				continue
+			default:
+				for i := len(dicts) - 1; i >= 0; i-- {
+					if v, ok := dicts[i][name(kw)]; ok {
+						stk.Push(Value{nil, objptr{}, v})
+						continue Reading
+					}
+				}
+				do(&stk, string(kw))
 				continue
 			}
 		}
