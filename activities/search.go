@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/lorekb/lore/internal/chunk"
 	"github.com/lorekb/lore/internal/llm/extractive"
 	"github.com/lorekb/lore/internal/retrieve"
 	"github.com/lorekb/lore/internal/vector"
@@ -48,6 +49,8 @@ type SourceRef struct {
 	// Revision is the document revision (content version) the passage
 	// quotes: retrieval serves chunks of the current version only.
 	Revision int64 `json:"revision,omitempty"`
+	// Section is the heading of the passage's best fragment.
+	Section string `json:"section,omitempty"`
 }
 
 // SearchResult is what the workflow needs of a search: no passage text.
@@ -80,6 +83,9 @@ type Passage struct {
 	Content    string  `json:"content"`
 	// Revision is the document revision the fragments are of.
 	Revision int64 `json:"revision,omitempty"`
+	// Section is the heading of the fragment the search ranked first (the
+	// last part of its heading path), where a citation of it opens.
+	Section string `json:"section,omitempty"`
 }
 
 // FragmentSeparator joins fragments of one document in a passage.
@@ -135,7 +141,7 @@ func (a *Chat) search(ctx context.Context, in SearchInput) (SearchResult, error)
 	support := extractive.Support(query, titles, contents)
 	for i, p := range res.Passages {
 		h.Write([]byte(fmt.Sprintf("%d\x00%s\x00", p.DocumentID, p.Content)))
-		out.Sources = append(out.Sources, SourceRef{DocumentID: p.DocumentID, SiteID: p.SiteID, Title: p.Title, Score: support[i], Revision: p.Revision})
+		out.Sources = append(out.Sources, SourceRef{DocumentID: p.DocumentID, SiteID: p.SiteID, Title: p.Title, Score: support[i], Revision: p.Revision, Section: p.Section})
 	}
 	out.Hash = hex.EncodeToString(h.Sum(nil))
 	out.ElapsedMS = time.Since(start).Milliseconds()
@@ -191,7 +197,8 @@ func mergeByDocument(hits []vector.Hit) []Passage {
 	out := make([]Passage, 0, len(order))
 	for _, id := range order {
 		g := groups[id]
-		best := g[0].Score // the passage is as relevant as its best fragment
+		section := leafHeading(g[0].Heading) // hits come in the search's order
+		best := g[0].Score                   // the passage is as relevant as its best fragment
 		for _, h := range g[1:] {
 			best = max(best, h.Score)
 		}
@@ -206,9 +213,15 @@ func mergeByDocument(hits []vector.Hit) []Passage {
 			}
 		}
 		out = append(out, Passage{DocumentID: id, SiteID: g[0].SiteID, Title: g[0].Title, Score: float64(best),
-			Fragments: len(g), Content: strings.Join(texts, FragmentSeparator), Revision: g[0].Version})
+			Fragments: len(g), Content: strings.Join(texts, FragmentSeparator), Revision: g[0].Version, Section: section})
 	}
 	return out
+}
+
+// leafHeading is the last heading of a heading path ("A > B > C" gives C).
+func leafHeading(path string) string {
+	_, leaf := chunk.SplitHeading(path)
+	return strings.TrimSpace(leaf)
 }
 
 // FormatToolResult renders a stored search result for the model, numbering

@@ -173,8 +173,8 @@ func TestBrowserReaderAndChat(t *testing.T) {
 			"author": "Gardener", "status": "published", "content": content}, &d)
 		return d.ID
 	}
-	tomatoes := newDoc("Growing tomatoes", "# Growing tomatoes\n\nWater tomatoes deeply twice a week, in the morning, "+
-		"so the soil stays evenly moist. Tomatoes need at least six hours of direct sun every day.\n\n"+
+	tomatoes := newDoc("Growing tomatoes", "# Growing tomatoes\n\nTomatoes need at least six hours of direct sun every day.\n\n"+
+		"## Watering\n\nWater tomatoes deeply twice a week, in the morning, so the soil stays evenly moist.\n\n"+
 		"Stake the plants when they are a foot tall.\n\n<script>window.__pwned = 1</script>\n\n<img src=x onerror=\"window.__pwned = 2\">")
 	carrots := newDoc("Sowing carrots", "# Sowing carrots\n\nSow carrot seeds a quarter inch deep in loose, sandy soil. "+
 		"Thin the seedlings to two inches apart once they sprout.")
@@ -241,7 +241,7 @@ func TestBrowserReaderAndChat(t *testing.T) {
 	if steps := b.text(`#chat-log .msg.assistant .steps`); !strings.Contains(steps, "Searched") {
 		t.Errorf("search step %q", steps)
 	}
-	if cite := b.attr(`#chat-log .msg.assistant .answer a.cite`, "href"); cite != fmt.Sprintf("/s/field-guide/d/%d", tomatoes) {
+	if cite := b.attr(`#chat-log .msg.assistant .answer a.cite`, "href"); cite != fmt.Sprintf("/s/field-guide/d/%d?section=Watering", tomatoes) {
 		t.Fatalf("citation links to %q", cite)
 	}
 
@@ -259,6 +259,10 @@ func TestBrowserReaderAndChat(t *testing.T) {
 		chromedp.WaitVisible(css(fmt.Sprintf(`article.doc[data-doc-id="%d"]`, tomatoes))))
 	if title := b.text(`article.doc > h1`); title != "Growing tomatoes" {
 		t.Fatalf("the citation opened %q", title)
+	}
+	// at the cited section: its heading marked, its anchor in the address
+	if at := evalJS[string](b, `(document.querySelector("#content h2.cited") || {}).textContent + " " + location.hash`); at != "Watering #watering" {
+		t.Fatalf("the citation opened the page at %q", at)
 	}
 
 	// A follow-up in the same thread.

@@ -479,7 +479,11 @@ func (w *Web) goDoc(c *fiber.Ctx) error {
 	if err := w.api.call(c, http.MethodGet, "/v1/sites/"+strconv.FormatInt(siteID, 10), nil, "", nil, &st); err != nil {
 		return w.errorPage(c, view{Title: "Lore"}, err)
 	}
-	return c.Redirect("/s/"+url.PathEscape(st.Slug)+"/d/"+strconv.FormatInt(docID, 10), http.StatusFound)
+	to := "/s/" + url.PathEscape(st.Slug) + "/d/" + strconv.FormatInt(docID, 10)
+	if sec := limit(c.Query("section"), 200); sec != "" {
+		to += "?section=" + url.QueryEscape(sec) // the cited heading
+	}
+	return c.Redirect(to, http.StatusFound)
 }
 
 // limit cuts s to at most n runes.

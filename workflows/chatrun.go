@@ -311,7 +311,7 @@ func (r *turnState) agent(ctx workflow.Context) {
 			for j, s := range res.Sources {
 				idx := r.offset + 1 + j
 				ks := activities.KnowledgeSource{ID: strconv.FormatInt(s.DocumentID, 10), Title: s.Title,
-					SiteID: s.SiteID, DocumentID: s.DocumentID, Score: s.Score, SourceIndex: idx, Revision: s.Revision}
+					SiteID: s.SiteID, DocumentID: s.DocumentID, Score: s.Score, SourceIndex: idx, Revision: s.Revision, Section: s.Section}
 				r.numbered[idx] = ks
 				if !r.seenDoc[s.DocumentID] {
 					r.seenDoc[s.DocumentID] = true

@@ -120,6 +120,9 @@ type Source struct {
 	// version then); the stored conversation compares it with the current
 	// one (changed_since).
 	Revision int64 `json:"revision,omitempty"`
+	// Section is the heading of the passage's best fragment (the last part
+	// of its heading path): where on the page a citation opens.
+	Section string `json:"section,omitempty"`
 }
 
 // PipelineTrace is the turn's timing, with the site's pipeline trace on.

@@ -56,6 +56,15 @@ type Piece struct {
 // headingSep joins the levels of a heading path.
 const headingSep = " > "
 
+// SplitHeading cuts a heading path into its parents and its last heading
+// ("A > B > C" gives "A > B" and "C").
+func SplitHeading(path string) (parents, leaf string) {
+	if i := strings.LastIndex(path, headingSep); i >= 0 {
+		return path[:i], path[i+len(headingSep):]
+	}
+	return "", path
+}
+
 // Split cuts markdown into pieces of at most opt.Size runes. It is
 // deterministic, never cuts inside a UTF-8 sequence (invalid input bytes are
 // replaced by U+FFFD), keeps fenced code blocks whole where they fit and never

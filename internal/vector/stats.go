@@ -2,9 +2,9 @@ package vector
 
 import (
 	"context"
-	"strings"
 
 	"github.com/lorekb/lore/internal/analyze"
+	"github.com/lorekb/lore/internal/chunk"
 )
 
 // KeywordStats are a site's keyword corpus statistics, as the keyword index
@@ -40,7 +40,6 @@ type StatsSource interface {
 const (
 	TitleWeight       = 5
 	LeafHeadingWeight = 3
-	headingSep        = " > "
 )
 
 // EachFieldTerm calls emit for every analyzed term of a chunk's fields with
@@ -48,10 +47,8 @@ const (
 func EachFieldTerm(title, heading, text string, emit func(term string, weight int)) {
 	one := func(t string) { emit(t, 1) }
 	analyze.Each(title, func(t string) { emit(t, TitleWeight) })
-	if i := strings.LastIndex(heading, headingSep); i >= 0 {
-		analyze.Each(heading[:i], one)
-		heading = heading[i+len(headingSep):]
-	}
-	analyze.Each(heading, func(t string) { emit(t, LeafHeadingWeight) })
+	parents, leaf := chunk.SplitHeading(heading)
+	analyze.Each(parents, one)
+	analyze.Each(leaf, func(t string) { emit(t, LeafHeadingWeight) })
 	analyze.Each(text, one)
 }

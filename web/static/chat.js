@@ -196,10 +196,12 @@ function newTurn() {
 }
 
 function sourceHref(s) {
+  // The cited section travels as a query: the page scrolls to the heading.
+  const section = s.section ? "?section=" + encodeURIComponent(s.section) : "";
   if (siteId && s.siteId === siteId && siteSlug) {
-    return "/s/" + encodeURIComponent(siteSlug) + "/d/" + encodeURIComponent(s.documentId);
+    return "/s/" + encodeURIComponent(siteSlug) + "/d/" + encodeURIComponent(s.documentId) + section;
   }
-  return "/go/" + encodeURIComponent(s.siteId) + "/" + encodeURIComponent(s.documentId);
+  return "/go/" + encodeURIComponent(s.siteId) + "/" + encodeURIComponent(s.documentId) + section;
 }
 
 function citation(t, n) {
