@@ -499,13 +499,13 @@ func (d *DB) UpdateDocument(ctx context.Context, id int64, change func(doc *mode
 		if d.Postgres() && doc.Content != old.Content {
 			model, cols = newDocumentRow(doc), append(cols, "content_words")
 		}
-		if _, err := tx.NewUpdate().Model(model).Column(cols...).WherePK().Exec(ctx); err != nil {
-			return err
-		}
-		if doc.ContentVersion != old.ContentVersion {
-			if err := d.SaveDocumentRevision(ctx, tx, doc, revisionMeta(ctx, models.RevisionEdit, doc)); err != nil {
+		upd := tx.NewUpdate().Model(model).Column(cols...).WherePK()
+		if doc.ContentVersion != old.ContentVersion && !revisionsOff.Load() {
+			if err := d.updateWithRevision(ctx, tx, upd, doc, revisionMeta(ctx, models.RevisionEdit, doc)); err != nil {
 				return err
 			}
+		} else if _, err := upd.Exec(ctx); err != nil {
+			return err
 		}
 		before, after = &old, doc
 		return nil
