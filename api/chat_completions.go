@@ -325,22 +325,23 @@ func (s *Server) completions(c *fiber.Ctx, site *models.Site, req ChatCompletion
 	s.pumpSSE(c, st.WorkflowID, 0, st.launch, func(w *bufio.Writer, ev *workflows.ChatEvent, done bool) {
 		switch {
 		case ev == nil && !done:
-			fmt.Fprintf(w, "data: %s\n\n", ch.chunk("", map[string]any{"role": "assistant", "content": ""}, nil))
+			writeSSE(w, 0, "", ch.chunk("", map[string]any{"role": "assistant", "content": ""}, nil))
 		case ev != nil:
 			if line := completionLine(ev.Data, ch, internal, &usage); line != nil {
-				fmt.Fprintf(w, "data: %s\n\n", line)
+				writeSSE(w, 0, "", line)
 			}
 		case done:
-			fmt.Fprintf(w, "data: %s\n\n", ch.chunk("", map[string]any{}, "stop"))
+			writeSSE(w, 0, "", ch.chunk("", map[string]any{}, "stop"))
 			if includeUsage && usage != nil {
 				b, _ := json.Marshal(map[string]any{"id": id, "object": "chat.completion.chunk", "created": ch.created,
 					"model": ch.model, "choices": []any{}, "usage": usage})
-				fmt.Fprintf(w, "data: %s\n\n", b)
+				writeSSE(w, 0, "", b)
 			}
-			fmt.Fprint(w, "data: [DONE]\n\n")
+			writeSSE(w, 0, "", sseDone)
 		}
 	}, func(w *bufio.Writer, err error) {
-		fmt.Fprintf(w, "data: %s\n\ndata: [DONE]\n\n", ch.chunk("error", map[string]any{"content": "⚠️ " + s.streamFailure(err)}, "stop"))
+		writeSSE(w, 0, "", ch.chunk("error", map[string]any{"content": "⚠️ " + s.streamFailure(err)}, "stop"))
+		writeSSE(w, 0, "", sseDone)
 	})
 	return nil
 }

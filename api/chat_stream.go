@@ -64,17 +64,17 @@ func (s *Server) streamRun(c *fiber.Ctx, threadID, wfID string, after int, launc
 	s.pumpSSE(c, wfID, after, launch, func(w *bufio.Writer, ev *workflows.ChatEvent, done bool) {
 		if first {
 			first = false
-			fmt.Fprintf(w, "id: 1\ndata: %s\n\n", chatevent.Encode(chatevent.NewCreated(threadID)))
+			writeSSE(w, 1, "", chatevent.Encode(chatevent.NewCreated(threadID)))
 		}
 		switch {
 		case ev != nil && ev.Seq > 1 || ev != nil && after > 0:
-			fmt.Fprintf(w, "id: %d\ndata: %s\n\n", ev.Seq, ev.Data)
+			writeSSE(w, ev.Seq, "", ev.Data)
 		case done:
-			fmt.Fprint(w, "data: [DONE]\n\n")
+			writeSSE(w, 0, "", sseDone)
 		}
 	}, func(w *bufio.Writer, err error) {
-		b := chatevent.Encode(chatevent.Error{Error: s.streamFailure(err)})
-		fmt.Fprintf(w, "data: %s\n\ndata: [DONE]\n\n", b)
+		writeSSE(w, 0, "", chatevent.Encode(chatevent.Error{Error: s.streamFailure(err)}))
+		writeSSE(w, 0, "", sseDone)
 	})
 }
 

@@ -1,8 +1,8 @@
 package api
 
 import (
+	"bytes"
 	"encoding/json"
-	"fmt"
 	"net/http"
 	"strconv"
 	"time"
@@ -95,5 +95,8 @@ func (s *Server) writeStreamError(c *fiber.Ctx, format streamFormat, model strin
 	default:
 		line = chatevent.Encode(chatevent.Error{Error: msg})
 	}
-	return c.Status(http.StatusOK).SendString(fmt.Sprintf("data: %s\n\ndata: [DONE]\n\n", line))
+	var b bytes.Buffer
+	writeSSE(&b, 0, "", line)
+	writeSSE(&b, 0, "", sseDone)
+	return c.Status(http.StatusOK).Send(b.Bytes())
 }

@@ -232,14 +232,14 @@ func (s *Server) streamViews(c *fiber.Ctx, first any, next func(context.Context)
 		for seq := 1; ; seq++ {
 			b, _ := json.Marshal(v)
 			if string(b) != string(last) {
-				fmt.Fprintf(w, "id: %d\nevent: progress\ndata: %s\n\n", seq, b)
+				writeSSE(w, seq, "progress", b)
 				if w.Flush() != nil {
 					return // client went away
 				}
 				last = b
 			}
 			if !live {
-				fmt.Fprint(w, "event: done\ndata: [DONE]\n\n")
+				writeSSE(w, 0, "done", sseDone)
 				_ = w.Flush()
 				return
 			}
@@ -253,12 +253,4 @@ func (s *Server) streamViews(c *fiber.Ctx, first any, next func(context.Context)
 			v, live = nv, still
 		}
 	})
-}
-
-// setSSEHeaders prepares a server-sent event response.
-func setSSEHeaders(c *fiber.Ctx) {
-	c.Set("Content-Type", "text/event-stream")
-	c.Set("Cache-Control", "no-cache")
-	c.Set("Connection", "keep-alive")
-	c.Set("X-Accel-Buffering", "no")
 }
