@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/lorekb/lore/internal/cache"
 	"github.com/lorekb/lore/internal/chatbudget"
+	"github.com/lorekb/lore/internal/db/dbtest"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -63,7 +65,7 @@ func mcpToolRefused(t *testing.T, cs *mcp.ClientSession, name string, args map[s
 	t.Helper()
 	res, text := mcpCall(t, cs, name, args, nil)
 	if !res.IsError || !strings.Contains(text, want) {
-		t.Errorf("%s %.80v: isError %v %q, want an error with %q", name, args, res.IsError, text, want)
+		t.Errorf("%s %s: isError %v %q, want an error with %q", name, truncate(fmt.Sprint(args), 80), res.IsError, text, want)
 	}
 }
 
@@ -98,7 +100,13 @@ func (l *logBuffer) records(msg string) []map[string]any {
 // unknown arguments are tool errors naming the bound; every call is logged
 // with its key's id; the site's rate limit and daily token budget apply.
 func TestMCPScopeBoundsAndRefusals(t *testing.T) {
-	h := newHarness(t, "sqlite", map[string]string{"LORE_CHAT_RATE_PER_IP": "40", "LORE_CHAT_DAILY_TOKEN_BUDGET": "1000"})
+	for _, dialect := range dbtest.Dialects {
+		t.Run(dialect, func(t *testing.T) { testMCPScope(t, dialect) })
+	}
+}
+
+func testMCPScope(t *testing.T, dialect string) {
+	h := newHarness(t, dialect, map[string]string{"LORE_CHAT_RATE_PER_IP": "40", "LORE_CHAT_DAILY_TOKEN_BUDGET": "1000"})
 	logs := &logBuffer{}
 	h.s.log = slog.New(slog.NewJSONHandler(logs, nil))
 	base := "http://" + serveTCP(t, h)
