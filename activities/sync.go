@@ -84,7 +84,7 @@ type SyncItemResult struct {
 	Note       string `json:"note,omitempty"`
 	// Links are a crawled page's links under the prefix (web, start-page
 	// mode): the workflow follows them.
-	Links []string `json:"-"`
+	Links []string `json:"links,omitempty"`
 }
 
 // SyncSpec is what every activity of one run shares.
@@ -220,6 +220,9 @@ type SyncPlan struct {
 	Prefix   string         `json:",omitempty"`
 	Robots   *websrc.Robots `json:",omitempty"`
 	Failed   []SyncItemResult
+	// Incomplete: a sitemap of the index could not be read, so a known page
+	// it no longer lists is not taken for deleted.
+	Incomplete bool `json:",omitempty"`
 }
 
 // gitClient reaches repositories through the outbound guard, with the
@@ -423,6 +426,7 @@ func (a *Sync) planWeb(ctx context.Context, ds *models.DataSource, items []model
 				return SyncPlan{}, a.sourceError(ctx, "the sitemap could not be read: %v", err)
 			}
 			plan.Failed = append(plan.Failed, SyncItemResult{Key: sm, Outcome: SyncFailed, Reason: "sitemap: " + err.Error()})
+			plan.Incomplete = true
 			continue
 		}
 		pages, more, err := websrc.ParseSitemap(page.Body)
@@ -431,12 +435,18 @@ func (a *Sync) planWeb(ctx context.Context, ds *models.DataSource, items []model
 				return SyncPlan{}, syncFailure("%s: %v", sm, err)
 			}
 			plan.Failed = append(plan.Failed, SyncItemResult{Key: sm, Outcome: SyncFailed, Reason: err.Error()})
+			plan.Incomplete = true
 			continue
 		}
 		queue = append(queue, more...)
 		for _, p := range pages {
 			key, ok := pageKey(p, cfg.Prefix)
-			if !ok || seen[key] || !plan.Robots.Allowed(key) {
+			if !ok || seen[key] {
+				continue
+			}
+			if !plan.Robots.Allowed(key) {
+				seen[key] = true
+				plan.Failed = append(plan.Failed, SyncItemResult{Key: key, Outcome: SyncFailed, Reason: key + ": robots.txt disallows it"})
 				continue
 			}
 			if len(plan.Changes) >= cfg.MaxPages {
@@ -910,6 +920,7 @@ func (a *Sync) SyncFinish(ctx context.Context, in SyncFinishInput) error {
 	items := make([]SyncItemResult, 0, min(len(in.Items), MaxRunItems))
 	for _, it := range in.Items {
 		if it.Outcome != SyncUnchanged && len(items) < MaxRunItems {
+			it.Links = nil
 			items = append(items, it)
 		}
 	}

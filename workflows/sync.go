@@ -204,6 +204,7 @@ func (r *syncRun) fail(ctx workflow.Context, msg string) error {
 // record adds an item's outcome to the run and its progress, and queues
 // a written document for indexing.
 func (r *syncRun) record(it activities.SyncItemResult) {
+	it.Links = nil // followed already; the run keeps outcomes only
 	r.items = append(r.items, it)
 	r.p.Counts[it.Outcome]++
 	if it.Outcome == activities.SyncUnchanged {
@@ -321,7 +322,7 @@ func (r *syncRun) web(ctx workflow.Context, plan activities.SyncPlan) ([]string,
 		seen[c.Key] = true
 	}
 	r.p.Step = StepSyncApplying
-	complete := len(plan.Failed) == 0
+	complete := !plan.Incomplete
 	var gone []string
 	for next := 0; next < len(queue); {
 		batch := queue[next:min(next+syncBatchPages, len(queue))]
@@ -334,7 +335,9 @@ func (r *syncRun) web(ctx workflow.Context, plan activities.SyncPlan) ([]string,
 				gone = append(gone, it.Key)
 				continue // counted as deleted once deleted
 			case activities.SyncFailed:
-				complete = false
+				if plan.Crawl {
+					complete = false // its links were not followed
+				}
 			}
 			r.record(it)
 			for _, l := range it.Links {

@@ -150,8 +150,14 @@ func (d *DB) CreateSyncedDocuments(ctx context.Context, docs []NewSyncedDoc) (cr
 			items[k] = it
 			created[i] = true
 		}
-		_, err := tx.NewInsert().Model(&items).Exec(ctx)
-		return err
+		// One row a statement: a multi-row insert on SQLite leaves out a
+		// column whose first row is empty (its default), for every row.
+		for i := range items {
+			if _, err := tx.NewInsert().Model(&items[i]).Exec(ctx); err != nil {
+				return err
+			}
+		}
+		return nil
 	})
 	if err != nil {
 		return nil, err
