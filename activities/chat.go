@@ -76,19 +76,6 @@ type ModelTurnInput struct {
 	DeadlineMs int64
 }
 
-// Error types of ModelTurn the chat run tells apart from a failure.
-const (
-	// ErrClientGone: the reader in this process went away (Hub.Cancel).
-	ErrClientGone = "ClientGone"
-	// ErrStreamTimeout: the call reached ModelTurnInput.DeadlineMs (or a
-	// search SearchInput.DeadlineMs).
-	ErrStreamTimeout = "StreamTimeout"
-	// ErrModelStreamBroken: the call failed after it emitted events. It is
-	// not retried: a retry would stream its answer again after the part
-	// readers already have.
-	ErrModelStreamBroken = "ModelStreamBroken"
-)
-
 // ModelTurnResult is the assistant message of one model call.
 type ModelTurnResult struct {
 	Message      llm.Message
@@ -182,7 +169,7 @@ func (a *Chat) ModelTurn(ctx context.Context, in ModelTurnInput) (ModelTurnResul
 func (a *Chat) request(ctx context.Context, in ModelTurnInput) (llm.Model, string, llm.Request, error) {
 	model, name, err := a.D.ChatModel(ctx, in.TenantID)
 	if err != nil {
-		return nil, "", llm.Request{}, temporal.NewNonRetryableApplicationError(err.Error(), "Config", err)
+		return nil, "", llm.Request{}, temporal.NewNonRetryableApplicationError(err.Error(), ErrConfig, err)
 	}
 	msgs, err := a.buildMessages(ctx, in)
 	if err != nil {

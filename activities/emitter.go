@@ -180,7 +180,7 @@ func (em *emitter) fail(ctx context.Context, err error) error {
 		// Also when the call ended before ctx saw the cancel.
 		typ, nonRetryable = ErrClientGone, true
 	case errors.Is(err, llm.ErrPermanent):
-		typ, nonRetryable = "ModelPermanent", true
+		typ, nonRetryable = ErrModelPermanent, true
 	}
 	if !em.local {
 		shown := em.emitted()

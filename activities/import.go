@@ -122,11 +122,6 @@ type ImportFileResult struct {
 	Images     int
 }
 
-// ErrImportFile is the application error type of a file that cannot be
-// imported (unsupported, encrypted, corrupt, over the limit, missing):
-// Temporal does not retry it and the workflow records its reason.
-const ErrImportFile = "ImportFileFailed"
-
 func fileFailure(format string, args ...any) error {
 	return temporal.NewNonRetryableApplicationError(fmt.Sprintf(format, args...), ErrImportFile, nil)
 }

@@ -39,11 +39,6 @@ var (
 	ErrChannelNotForSite = errors.New("messenger channel is not enabled for this site")
 )
 
-// ErrTypeMessengerPermanent is the application error type of a delivery or
-// sync failure that retrying cannot fix (bad credentials, unknown
-// recipient, channel switched off).
-const ErrTypeMessengerPermanent = "MessengerPermanent"
-
 // maxDeliverAttempts bounds DeliverReply's retries whatever the caller's
 // retry policy: after it the answer is dropped, so a chat run never waits
 // on an unreachable platform for long.

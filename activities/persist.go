@@ -116,7 +116,7 @@ func (a *Chat) Summarize(ctx context.Context, in SummarizeInput) (bool, error) {
 	older := msgs[:cut]
 	model, _, err := a.D.ChatModel(ctx, in.TenantID)
 	if err != nil {
-		return false, temporal.NewNonRetryableApplicationError(err.Error(), "Config", err)
+		return false, temporal.NewNonRetryableApplicationError(err.Error(), ErrConfig, err)
 	}
 	req := llm.Request{Purpose: llm.PurposeSummarize, Messages: []llm.Message{{Role: llm.RoleSystem,
 		Content: "Summarize the conversation so far in a few sentences, keeping facts the user may refer to later."}}}

@@ -35,7 +35,7 @@ func (a *Chat) retrieve(ctx context.Context, tenantID int64, siteIDs []int64, qu
 	if stages.Rerank && cfg.RAGEnableRerank {
 		rr, err := a.D.Reranker(ctx, tenantID)
 		if err != nil {
-			return nil, temporal.NewNonRetryableApplicationError(err.Error(), "Config", err)
+			return nil, temporal.NewNonRetryableApplicationError(err.Error(), ErrConfig, err)
 		}
 		p.Reranker = rr
 	}
@@ -80,7 +80,7 @@ func retrieveError(err error) error {
 	case errors.Is(err, retrieve.ErrEmbed):
 		return classify(errors.Unwrap(err))
 	case errors.Is(err, rerank.ErrPermanent):
-		return temporal.NewNonRetryableApplicationError(err.Error(), "RerankPermanent", err)
+		return temporal.NewNonRetryableApplicationError(err.Error(), ErrRerankPermanent, err)
 	}
 	return err
 }

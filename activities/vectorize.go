@@ -339,7 +339,7 @@ func classify(err error) error {
 		return nil
 	}
 	if errors.Is(err, embed.ErrPermanent) || errors.Is(err, vector.ErrDimension) || errors.Is(err, vector.ErrPermanent) {
-		return temporal.NewNonRetryableApplicationError(err.Error(), "Permanent", err)
+		return temporal.NewNonRetryableApplicationError(err.Error(), ErrPermanent, err)
 	}
 	return fmt.Errorf("%w", err)
 }
