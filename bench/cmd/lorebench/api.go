@@ -182,7 +182,7 @@ func (b *bench) benchAPI(ctx context.Context) error {
 		}
 	}
 
-	s := b.rep.section(fmt.Sprintf("A. API (issue 3): %d conns, %s per endpoint after %s warm-up", o.conns, o.duration, o.warmup),
+	s := b.rep.section(fmt.Sprintf("A. API: %d conns, %s per endpoint after %s warm-up", o.conns, o.duration, o.warmup),
 		"Endpoint", "req/s", "p50", "p99", "requests", "errors (non-2xx)", "req/s vs /health")
 	health := res[0].RPS()
 	for i, ep := range eps {

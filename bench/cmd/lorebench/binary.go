@@ -106,7 +106,7 @@ func (b *bench) benchBinary(ctx context.Context) error {
 	ready.Sort()
 	logf("binary: lore version p50 %s; lore serve to healthy p50 %s (max %s)", ms(ver.Percentile(50)), ms(ready.Percentile(50)), ms(ready.Percentile(100)))
 
-	s := b.rep.section("Binary and cold start (issue 17)", "Figure", "Value")
+	s := b.rep.section("Binary and cold start", "Figure", "Value")
 	s.row("bin/lore size (make build: -trimpath -ldflags \"-s -w\")", fmt.Sprintf("%.1f MB (%s)", mb(st.Size()), stripped))
 	if plainSize > 0 {
 		s.row("same tree, plain `go build` (for comparison)", fmt.Sprintf("%.1f MB (release is %.0f%% of it)", mb(plainSize), 100*float64(st.Size())/float64(plainSize)))

@@ -363,7 +363,7 @@ func (b *bench) benchChat(ctx context.Context) error {
 	calls0, direct0 := b.model.Count(), directCalls.Load()
 	chats := 0
 
-	s := b.rep.section(fmt.Sprintf("C. Chat (issue 5): scripted model waits %s before its first chunk, then %d answer tokens at %.0f tokens/s",
+	s := b.rep.section(fmt.Sprintf("C. Chat: scripted model waits %s before its first chunk, then %d answer tokens at %.0f tokens/s",
 		o.modelDelay, o.tokens, o.tps),
 		"Level", "chats", "errors", "response.created p50 / p99", "first-token overhead p50 / p99", "lore's own time to first token p50 / p99", "turn total p50", "direct model overhead p50 / p99 (ceiling)")
 	var phaseNotes []string
@@ -371,9 +371,9 @@ func (b *bench) benchChat(ctx context.Context) error {
 	for _, c := range o.chatLevels() {
 		levels = append(levels, struct{ conc, rounds int }{c, o.chatRounds})
 	}
-	curve := b.rep.section(fmt.Sprintf("C. Chat curve (issue 17): turns per second, CPU per turn, lore's memory; %s rounds per client", fmt.Sprint(o.chatRounds)),
+	curve := b.rep.section(fmt.Sprintf("C. Chat curve: turns per second, CPU per turn, lore's memory; %s rounds per client", fmt.Sprint(o.chatRounds)),
 		"Level", "turns/s (lore)", "turns/s ceiling (model's own time)", "lore CPU per turn", "Temporal server CPU per turn", "PostgreSQL CPU per turn (lore's database)", "bench process CPU per turn", "lore peak RSS (VmHWM)", "errors",
-		"bare workflow turns/s (issue 34)", "lore / bare", "bare first-activity latency p50 / p99", "bare first-token overhead p50 / p99", "load average after")
+		"bare workflow turns/s", "lore / bare", "bare first-activity latency p50 / p99", "bare first-token overhead p50 / p99", "load average after")
 	for _, l := range levels {
 		dm, err := b.directModel(ctx, c, l.conc, min(l.rounds, 3))
 		if err != nil {
@@ -478,11 +478,11 @@ func (b *bench) benchChat(ctx context.Context) error {
 			s.note("%d concurrent: first error: %s", l.conc, lv.firstErr)
 		}
 		if l.conc == 100 {
-			b.rep.check(check{part: "C", target: "first-token overhead p50 < 60 ms at 100 concurrent (issue 17)", figure: ms(lv.over.Percentile(50)),
+			b.rep.check(check{part: "C", target: "first-token overhead p50 < 60 ms at 100 concurrent", figure: ms(lv.over.Percentile(50)),
 				ceiling: ms(dm.Percentile(50)) + " (direct model calls)", pass: lv.over.Percentile(50) < 60*time.Millisecond && lv.errors == 0})
-			b.rep.check(check{part: "C", target: "first-token overhead p99 < 150 ms at 100 concurrent (issue 17)", figure: ms(lv.over.Percentile(99)),
+			b.rep.check(check{part: "C", target: "first-token overhead p99 < 150 ms at 100 concurrent", figure: ms(lv.over.Percentile(99)),
 				ceiling: ms(dm.Percentile(99)) + " (direct model calls)", pass: lv.over.Percentile(99) < 150*time.Millisecond && lv.errors == 0})
-			b.rep.check(check{part: "C", target: "response.created p50 < 25 ms at 100 concurrent, no errors (issue 17)", figure: fmt.Sprintf("%s, %d errors", ms(lv.created.Percentile(50)), lv.errors),
+			b.rep.check(check{part: "C", target: "response.created p50 < 25 ms at 100 concurrent, no errors", figure: fmt.Sprintf("%s, %d errors", ms(lv.created.Percentile(50)), lv.errors),
 				ceiling: ms(hl.Percentile(50)) + " (GET /v1/health, unloaded)", pass: lv.created.Percentile(50) < 25*time.Millisecond && lv.errors == 0})
 		}
 		if l.conc == o.chatConc {

@@ -349,7 +349,7 @@ func (b *bench) waitSearchable(ctx context.Context, siteID int64, query string) 
 	}
 }
 
-// benchImport is part import (issue 13): import throughput of real and
+// benchImport is part import: import throughput of real and
 // generated files against converting the same files in this process. Each
 // set runs -import-rounds rounds of the plain loop, the parallel loop and an
 // import (drafts) one after another, so all three see the same machine; the
@@ -363,7 +363,7 @@ func (b *bench) benchImport(ctx context.Context) error {
 	conc := b.importConcurrency()
 	rounds := max(b.o.importRounds, 1)
 	parName := fmt.Sprintf("loop×%d", conc)
-	s := b.rep.section("I. Import (issue 13)", "Files", "files", "MB", "run", "time", "files/s", "MB/s", "vs plain loop", "vs "+parName)
+	s := b.rep.section("I. Import: files converted and stored per second, against converting them in this process", "Files", "files", "MB", "run", "time", "files/s", "MB/s", "vs plain loop", "vs "+parName)
 	for _, set := range sets {
 		if !b.o.wantsImportSet(set.name) {
 			continue

@@ -69,7 +69,7 @@ func (o *options) ingestLevels() []int {
 // benchIngest vectorizes growing numbers of chunks through
 // documents:batchVectorize jobs, each level in a new site on top of what the
 // earlier levels left in lore's store, and reads the jobs' history lengths
-// from Temporal: the ingestion curve of issue 17.
+// from Temporal: the ingestion curve.
 //
 // The first level is the base of the curve's ratio, and as the first job of
 // a fresh lore lasting about a second it measured the cold start and the
@@ -189,7 +189,7 @@ func (b *bench) benchIngest(ctx context.Context) error {
 		out = append(out, lv)
 	}
 
-	s := b.rep.section("B. Ingestion curve (issue 17): documents:batchVectorize at growing sizes",
+	s := b.rep.section("B. Ingestion curve: documents:batchVectorize at growing sizes",
 		"Level (chunks)", "documents", "chunks", "failed", "batch jobs", "time", "documents/s", "chunks/s", "vs first level", "longest job history (events)", "chunks in the store before",
 		"lore VmRSS after", "VmRSS per stored chunk", "lore VmHWM after")
 	row := func(lv *ingestLevel) {
@@ -227,7 +227,7 @@ func (b *bench) benchIngest(ctx context.Context) error {
 	if len(base) > 1 {
 		ceiling = fmt.Sprintf("%.1f documents/s (at %d chunks, median of %d runs: %s)", first.docsPS, first.target, len(base), rates(base))
 	}
-	b.rep.check(check{part: "B", target: fmt.Sprintf("documents/s at %d chunks ≥ 80%% of %d chunks (issue 17)", last.target, first.target),
+	b.rep.check(check{part: "B", target: fmt.Sprintf("documents/s at %d chunks ≥ 80%% of %d chunks", last.target, first.target),
 		figure: fmt.Sprintf("%.1f documents/s", last.docsPS), ceiling: ceiling,
 		ratio: pct(last.docsPS, first.docsPS), pass: last.docsPS >= 0.8*first.docsPS && last.failed == 0})
 	// Jobs are capped at -batch-max documents: once a level fills a job,

@@ -133,8 +133,8 @@ func parseFlags() *options {
 	flag.IntVar(&o.k, "k", 50, "B: top-k of each search")
 
 	flag.IntVar(&o.chatDocs, "chat-docs", 5, "C: documents published and vectorized in the chat site")
-	flag.IntVar(&o.chatConc, "chat-concurrency", 20, "C: concurrent chats of the concurrent level (its targets are issue 5's)")
-	flag.StringVar(&o.chatCurve, "chat-curve", "100,200", "C: more concurrent levels, comma-separated (100 carries issue 17's targets; 100 and 200 the bare-workflow ratio targets of issue 34; empty: none)")
+	flag.IntVar(&o.chatConc, "chat-concurrency", 20, "C: concurrent chats of the concurrent level (its rows carry the concurrent chat targets)")
+	flag.StringVar(&o.chatCurve, "chat-curve", "100,200", "C: more concurrent levels, comma-separated (100 carries the first-token and response.created targets, 100 and 200 the lore / bare workflow ratio targets; empty: none)")
 	flag.IntVar(&o.chatRounds, "chat-rounds", 5, "C: chats per client at the concurrent level")
 	flag.IntVar(&o.chat1, "chat-single-rounds", 20, "C: chats at the single-chat level")
 	flag.IntVar(&o.chatWarmup, "chat-warmup-rounds", 1, "C: unmeasured rounds at the first concurrent level before the measured levels (heap, connection pools, workflow cache and the Temporal server warm up)")

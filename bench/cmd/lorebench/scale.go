@@ -32,7 +32,7 @@ type scaleSite struct {
 	docsPS    float64 // re-index rate
 }
 
-// benchScale is the 100,000-document part (issue 14, item 9): a reference
+// benchScale is the 100,000-document part: a reference
 // site of -scale-base documents and a site of -scale-docs documents are
 // loaded and vectorized, each re-indexed as one job (the rates compared),
 // the keyword list and the admin document list timed on the large site,
@@ -129,7 +129,7 @@ func (b *bench) benchScale(ctx context.Context) error {
 		}
 	}
 
-	s := b.rep.section(fmt.Sprintf("S. Scale (issue 14): %d documents", large.docs),
+	s := b.rep.section(fmt.Sprintf("S. Scale: %d documents", large.docs),
 		"Site", "documents", "chunks", "load (COPY)", "vectorize (batch jobs)", "re-index (one job)", "re-index documents/s", "vs the small site", "re-index history (longest run)")
 	for _, st := range sites {
 		s.row(fmt.Sprintf("%d documents", st.docs), fmt.Sprint(st.docs), fmt.Sprint(st.chunks), st.load.Round(time.Millisecond).String(),

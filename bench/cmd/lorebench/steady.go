@@ -112,7 +112,7 @@ func poissonOffsets(rate float64, dur time.Duration, seed uint64) []time.Duratio
 // burst of -chat-burst turns in the same instant as a stress row.
 func (b *bench) benchSteady(ctx context.Context, c *http.Client, siteID int64, ceiling float64, ceilingAt int) {
 	o := b.o
-	s := b.rep.section(fmt.Sprintf("C. Chat under steady load (issue 34): Poisson arrivals for %s at a share of Lore's ceiling (%.1f turns/s, at %d concurrent above)", o.chatSteady, ceiling, ceilingAt),
+	s := b.rep.section(fmt.Sprintf("C. Chat under steady load: Poisson arrivals for %s at a share of Lore's ceiling (%.1f turns/s, at %d concurrent above)", o.chatSteady, ceiling, ceilingAt),
 		"Load", "arrivals (planned rate)", "errors", "first-token overhead p50 / p99", "response.created p50 / p99", "most turns in flight", "last turn ended after", "load average after")
 	var half *openLoad
 	for i, share := range []float64{0.25, 0.50, 0.75} {
@@ -162,7 +162,7 @@ func (b *bench) openRow(s *section, label string, ol *openLoad) {
 		fmt.Sprint(ol.maxInFlight), ol.drained.Round(time.Millisecond).String(), ol.loadAvg)
 }
 
-// target records a target of issue 34 in the report and prints it as one
+// target records a steady-load target in the report and prints it as one
 // line a script can read: TARGET <name>: <figure> (<goal>) PASS|MISS.
 func (b *bench) target(name, figure, goal string, pass bool, ceiling string) {
 	verdict := "MISS"

@@ -268,7 +268,7 @@ func (b *bench) benchVectorize(ctx context.Context) error {
 		len(ids), completed, failed, chunks, e2e.Round(time.Millisecond), docsPS, chunksPS)
 	b.vecSite = siteID
 
-	s := b.rep.section("B. Vectorization (issue 4)", "Run", "documents", "chunks", "time", "documents/s", "chunks/s", "vs plain loop")
+	s := b.rep.section("B. Vectorization: documents:batchVectorize of one site, end to end", "Run", "documents", "chunks", "time", "documents/s", "chunks/s", "vs plain loop")
 	s.row("lore: documents:batchVectorize → jobs completed (end to end)", fmt.Sprint(len(ids)), fmt.Sprint(chunks),
 		e2e.Round(time.Millisecond).String(), fmt.Sprintf("%.1f", docsPS), fmt.Sprintf("%.0f", chunksPS), pct(docsPS, plainDocsPS))
 	s.row("plain loop in the bench process (ceiling)", fmt.Sprint(len(docs)), fmt.Sprint(plainChunks),
