@@ -61,7 +61,7 @@ func fuzzConvert(f *testing.F, formats []string, extra ...[]byte) {
 
 func FuzzConvertPDF(f *testing.F) {
 	var extra [][]byte
-	for _, d := range hostilePDFs() {
+	for _, d := range converttest.HostilePDFs() {
 		extra = append(extra, d)
 	}
 	fuzzConvert(f, []string{"pdf"}, extra...)
