@@ -393,6 +393,9 @@ func (b *bench) benchChat(ctx context.Context) error {
 		loreTPS := float64(turns) / lv.elapsed.Seconds()
 		loadAfter := env.LoadAvgNow()
 		bareCells := []string{"—", "—", "—", "—"}
+		if l.conc > 1 {
+			loreAt[l.conc] = loreTPS
+		}
 		if bare != nil && l.conc > 1 {
 			waited := b.settle(ctx)
 			logf("C: %d concurrent: Temporal server quiet after %s; bare workflow level (load average %s)", l.conc, waited.Round(10*time.Millisecond), env.LoadAvgNow())
@@ -400,7 +403,7 @@ func (b *bench) benchChat(ctx context.Context) error {
 			if err != nil {
 				return fmt.Errorf("bare workflow: %w", err)
 			}
-			bareAt[l.conc], loreAt[l.conc] = bl, loreTPS
+			bareAt[l.conc] = bl
 			bareCells = []string{fmt.Sprintf("%.1f", bl.turnsPS()), pct(loreTPS, bl.turnsPS()),
 				ms(bl.firstAct.Percentile(50)) + " / " + ms(bl.firstAct.Percentile(99)), ms(bl.over.Percentile(50)) + " / " + ms(bl.over.Percentile(99))}
 			logf("C: %d concurrent: bare workflow %.1f turns/s (%d errors), first activity p50 %s p99 %s, first-token overhead p50 %s p99 %s; lore %.1f turns/s = %s of it (load average %s)",
