@@ -57,6 +57,10 @@ type DocumentResponse struct {
 	TenantSlug   *string             `json:"tenant_slug"`
 	Collection   *DocumentCollection `json:"collection"`
 	ParseMeta    map[string]any      `json:"parse_meta"`
+	// Sync is a synced document's provenance (admin detail only): its data
+	// source, path or URL, commit or ETag, when, and whether it was edited
+	// in Lore since (the edit rule says what the next sync does then).
+	Sync map[string]any `json:"sync,omitempty" doc:"synced documents (admin detail): data_source_id, key (path or URL), ref (commit or ETag), synced_at, edited_in_lore, edit_rule"`
 }
 
 // AdminDocumentQuery is the query of the admin document list.
@@ -239,6 +243,7 @@ func (s *Server) respondDetail(c *fiber.Ctx, id int64, create bool) error {
 	if err != nil {
 		return err
 	}
+	out.Sync = s.syncProvenance(c.UserContext(), &row.Document)
 	if create {
 		return created(c, DocumentWritten{DocumentResponse: out, JobID: startedJob(c)})
 	}

@@ -147,6 +147,7 @@ type syncedDoc struct {
 	Content        string         `json:"content"`
 	ContentVersion int64          `json:"content_version"`
 	ParseMeta      map[string]any `json:"parse_meta"`
+	Sync           map[string]any `json:"sync"`
 }
 
 // siteDocs lists the site's documents by title.
@@ -261,8 +262,14 @@ func TestGitSync(t *testing.T) {
 		t.Fatalf("documents after the second sync: %v", len(docs))
 	}
 	a.admin("GET", fmt.Sprintf("/admin/api/v1/documents/%d", p4.ID), nil, &detail)
-	if !strings.Contains(detail.Content, "Changed at the source") {
-		t.Fatalf("page 4 kept the edit: %q", detail.Content)
+	if !strings.Contains(detail.Content, "Changed at the source") || detail.Sync["edited_in_lore"] != false || detail.Sync["key"] != "docs/page4.md" {
+		t.Fatalf("page 4 kept the edit: %q %v", detail.Content, detail.Sync)
+	}
+	// An edit in Lore shows on the document until the source changes.
+	a.admin("PUT", fmt.Sprintf("/admin/api/v1/documents/%d", p4.ID), map[string]any{"content": "edited again"}, nil)
+	a.admin("GET", fmt.Sprintf("/admin/api/v1/documents/%d", p4.ID), nil, &detail)
+	if detail.Sync["edited_in_lore"] != true || detail.Sync["edit_rule"] == nil {
+		t.Fatalf("the edit does not show: %v", detail.Sync)
 	}
 
 	// Nothing changed: nothing converted.
