@@ -220,20 +220,6 @@ func hiddenAs(err, notFound error) error {
 	return err
 }
 
-// requireSite refuses a site outside the principal's scope as missing
-// (errHidden, 404) and a site it sees but may not act on at level need (its
-// role is too low) with 403.
-func requireSite(c *fiber.Ctx, siteID int64, need Perm) error {
-	p := principal(c)
-	if !p.SeesSite(siteID) {
-		return errHidden
-	}
-	if !p.CanSite(siteID, need) {
-		return ErrForbidden
-	}
-	return nil
-}
-
 // SiteFilter returns nil for platform admins (all sites) or the ids of the
 // sites the principal sees.
 func (p *Principal) SiteFilter() []int64 {

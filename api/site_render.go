@@ -3,13 +3,11 @@ package api
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"net/http"
 	"regexp"
 	"strings"
 
 	"github.com/gofiber/fiber/v2"
-	"github.com/lorekb/lore/internal/db"
 	"github.com/lorekb/lore/models"
 )
 
@@ -166,15 +164,4 @@ func (s *Server) sendSite(c *fiber.Ctx, st *models.Site, status int) error {
 		return created(c, siteResponse(st, x))
 	}
 	return ok(c, siteResponse(st, x))
-}
-
-// ---- admin handlers -------------------------------------------------------
-
-// visibleSite maps a site lookup to 404 when the site is missing or being
-// deleted: such sites do not exist for the API.
-func visibleSite(st *models.Site, err error) (*models.Site, error) {
-	if errors.Is(err, db.ErrNotFound) || (err == nil && st.Deleting) {
-		return nil, NotFound("site")
-	}
-	return st, err
 }

@@ -1,7 +1,6 @@
 package api
 
 import (
-	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -13,7 +12,6 @@ import (
 	"github.com/gofiber/fiber/v2"
 	"github.com/golang-jwt/jwt/v5"
 	"github.com/lorekb/lore/internal/db"
-	"github.com/lorekb/lore/internal/readcache"
 	"github.com/lorekb/lore/models"
 	"golang.org/x/crypto/bcrypt"
 )
@@ -286,93 +284,4 @@ func (s *Server) requireSiteAccess(c *fiber.Ctx, site *models.Site) error {
 		return invalid
 	}
 	return nil
-}
-
-// clientSite loads a site for a Client API read of its content: it must exist,
-// be active and not being deleted (404 otherwise), and when it requires an
-// access password the request must carry a valid X-Site-Access-Token.
-func (s *Server) clientSite(c *fiber.Ctx, siteID int64) (*models.Site, error) {
-	site, err := s.siteRow(c.UserContext(), siteID)
-	if errors.Is(err, db.ErrNotFound) || (err == nil && (site.Status != models.SiteActive || site.Deleting)) {
-		return nil, NotFound("site")
-	}
-	if err != nil {
-		return nil, err
-	}
-	if err := s.requireSiteAccess(c, site); err != nil {
-		return nil, err
-	}
-	return site, nil
-}
-
-// bodySite loads the site a request body names (400 when it does not exist,
-// is being deleted or is outside the caller's scope) and checks the caller
-// may act on it at level need (403).
-func (s *Server) bodySite(c *fiber.Ctx, siteID int64, need Perm) (*models.Site, error) {
-	site, err := s.d.DB.GetSite(c.UserContext(), siteID)
-	if errors.Is(err, db.ErrNotFound) || err == nil && site.Deleting {
-		return nil, BadRequest("site_id: site %d does not exist", siteID)
-	}
-	if err != nil {
-		return nil, err
-	}
-	if err := requireSite(c, site.ID, need); err != nil {
-		return nil, hiddenAs(err, BadRequest("site_id: site %d does not exist", siteID))
-	}
-	return site, nil
-}
-
-// siteTenant checks the optional tenant_id of a body naming a site: absent
-// (0) or the site's tenant is accepted, any other tenant is 400.
-func siteTenant(site *models.Site, tenantID int64) error {
-	if tenantID != 0 && tenantID != site.TenantID {
-		return BadRequest("tenant_id: site %d belongs to tenant %d, not %d", site.ID, site.TenantID, tenantID)
-	}
-	return nil
-}
-
-// loadScoped reads the {id} resource with get (404 naming what when it does
-// not exist or its site is outside the caller's scope) and checks the caller
-// may act on its site at level need (403).
-func loadScoped[T any](c *fiber.Ctx, need Perm, what string, get func(context.Context, int64) (*T, error), siteOf func(*T) int64) (*T, error) {
-	id, err := pathInt(c, "id")
-	if err != nil {
-		return nil, err
-	}
-	v, err := get(c.UserContext(), id)
-	if errors.Is(err, db.ErrNotFound) {
-		return nil, NotFound(what)
-	}
-	if err != nil {
-		return nil, err
-	}
-	if err := requireSite(c, siteOf(v), need); err != nil {
-		return nil, hiddenAs(err, NotFound(what))
-	}
-	return v, nil
-}
-
-// siteRowTTL bounds how old a site row the client visibility and access
-// check may use (readcache.SiteRowTTL): a change made through another API
-// process shows within this long.
-const siteRowTTL = readcache.SiteRowTTL
-
-// siteRow reads a site for the client check through s.cache.SiteRows (a missing
-// site is kept as nil) and returns a copy the caller may change.
-func (s *Server) siteRow(ctx context.Context, id int64) (*models.Site, error) {
-	site, err := s.cache.SiteRows.Get(id, func() (*models.Site, error) {
-		site, err := s.d.DB.GetSite(ctx, id)
-		if errors.Is(err, db.ErrNotFound) {
-			return nil, nil
-		}
-		return site, err
-	})
-	if err != nil {
-		return nil, err
-	}
-	if site == nil {
-		return nil, db.ErrNotFound
-	}
-	cp := *site
-	return &cp, nil
 }

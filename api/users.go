@@ -232,26 +232,6 @@ func (s *Server) login(c *fiber.Ctx) error {
 	return ok(c, out)
 }
 
-// checkSites checks the managed_site_ids of a user body: every site must
-// exist and be in the caller's scope (a tenant admin's tenant); a site
-// outside it is answered as missing.
-func (s *Server) checkSites(c *fiber.Ctx, ids []int64) error {
-	if len(ids) == 0 {
-		return nil
-	}
-	found, err := s.d.DB.ExistingSiteIDs(c.UserContext(), ids)
-	if err != nil {
-		return err
-	}
-	p := principal(c)
-	for _, id := range ids {
-		if !found[id] || !p.SeesSite(id) {
-			return BadRequest("managed_site_ids: site %d does not exist", id)
-		}
-	}
-	return nil
-}
-
 // tenantOr resolves the tenant_id of a body: 0 is the caller's tenant; only
 // a platform admin may name another, which must exist. Any other tenant is
 // answered as missing (400), so tenant admins cannot probe tenant ids.
