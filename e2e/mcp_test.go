@@ -139,11 +139,20 @@ func TestMCPSearchAndAskWithTheSDKClient(t *testing.T) {
 		ans.Sources[0].Title != "Installing Lore" || ans.ThreadID == "" {
 		t.Fatalf("ask: %+v", ans)
 	}
-	mu.Lock()
-	if strings.Join(progress, "") != ans.Answer {
-		t.Errorf("progress notifications %q do not spell the answer %q", progress, ans.Answer)
+	// The client hands notifications to its handler on its own goroutines:
+	// the last ones may come just after the result.
+	spelled := func() string {
+		mu.Lock()
+		defer mu.Unlock()
+		return strings.Join(progress, "")
 	}
-	mu.Unlock()
+	deadline := time.Now().Add(10 * time.Second)
+	for spelled() != ans.Answer && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	if got := spelled(); got != ans.Answer {
+		t.Errorf("progress notifications %q do not spell the answer %q", got, ans.Answer)
+	}
 	var sess models.ChatSession
 	if err := a.d.DB.NewSelect().Model(&sess).Where("thread_id = ?", ans.ThreadID).Scan(t.Context()); err != nil {
 		t.Fatal(err)
