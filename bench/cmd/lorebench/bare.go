@@ -18,8 +18,8 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/lorekb/lore/bench/internal/load"
-	"github.com/lorekb/lore/workflows"
 	loreworker "github.com/lorekb/lore/worker"
+	"github.com/lorekb/lore/workflows"
 )
 
 // The bare turn is the engine's own limit for a chat turn: a workflow of the
