@@ -15,8 +15,9 @@ import (
 // (SQLite, the in-process vector store, the local embedder and lexical
 // reranker) with a Temporal dev server, over 50 published documents, and
 // logs the percentiles (go test -v -run TestMCPSearchLatency ./e2e/). The
-// target is a p50 under 30 ms on a quiet machine; the test fails only past
-// 100 ms, which no load of a shared test machine explains.
+// target is a p50 under 30 ms; the test fails only past 250 ms, so that a
+// loaded test machine passes while a wait added to the path (a poll, a
+// timer) does not.
 func TestMCPSearchLatency(t *testing.T) {
 	a := newApp(t, "sqlite", nil)
 	site := a.site("MCP latency")
@@ -52,7 +53,7 @@ func TestMCPSearchLatency(t *testing.T) {
 	sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
 	p := func(q int) time.Duration { return lat[len(lat)*q/100] }
 	t.Logf("MCP search, %d sequential calls: p50 %s, p90 %s, p99 %s, max %s", len(lat), p(50), p(90), p(99), lat[len(lat)-1])
-	if p(50) > 100*time.Millisecond {
+	if p(50) > 250*time.Millisecond {
 		t.Fatalf("MCP search p50 %s", p(50))
 	}
 }
