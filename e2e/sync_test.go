@@ -3,89 +3,55 @@ package e2e
 import (
 	"context"
 	"fmt"
-	"net/http/cgi"
-	"net/http/httptest"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/lorekb/lore/internal/testenv"
 	"github.com/lorekb/lore/workflows"
 	"go.temporal.io/sdk/client"
 )
 
-// gitServer is a real Git server: Debian's git http-backend behind
-// net/http/cgi, serving one bare repository that the test changes through a
-// working clone.
+// gitServer is testenv's Git server, failing the test on errors.
 type gitServer struct {
-	t    *testing.T
-	srv  *httptest.Server
-	work string
-	bare string
+	t *testing.T
+	*testenv.GitServer
 }
 
 func newGitServer(t *testing.T) *gitServer {
 	t.Helper()
-	backend := "/usr/lib/git-core/git-http-backend"
-	if _, err := exec.LookPath("git"); err != nil {
-		t.Fatalf("git is required for the sync tests (apt-get install git): %v", err)
+	g, err := testenv.StartGitServer(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
 	}
-	if _, err := os.Stat(backend); err != nil {
-		t.Fatalf("git http-backend is required for the sync tests: %v", err)
-	}
-	root := t.TempDir()
-	g := &gitServer{t: t, bare: filepath.Join(root, "docs.git"), work: filepath.Join(root, "work")}
-	g.git(root, "init", "-q", "--bare", "-b", "main", g.bare)
-	g.git(root, "init", "-q", "-b", "main", g.work)
-	h := &cgi.Handler{Path: backend, Env: []string{"GIT_PROJECT_ROOT=" + root, "GIT_HTTP_EXPORT_ALL=1"}}
-	g.srv = httptest.NewServer(h)
-	t.Cleanup(g.srv.Close)
-	return g
+	t.Cleanup(g.Close)
+	return &gitServer{t: t, GitServer: g}
 }
 
-func (g *gitServer) url() string { return g.srv.URL + "/docs.git" }
+func (g *gitServer) url() string { return g.URL() }
 
-func (g *gitServer) git(dir string, args ...string) {
-	g.t.Helper()
-	cmd := exec.Command("git", append([]string{"-c", "user.name=Test", "-c", "user.email=test@example.com"}, args...)...)
-	cmd.Dir = dir
-	if out, err := cmd.CombinedOutput(); err != nil {
-		g.t.Fatalf("git %v: %v\n%s", args, err, out)
-	}
-}
-
-// write sets files of the working clone (nil data removes the file).
 func (g *gitServer) write(files map[string][]byte) {
 	g.t.Helper()
-	for name, data := range files {
-		p := filepath.Join(g.work, name)
-		if data == nil {
-			_ = os.Remove(p)
-			continue
-		}
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			g.t.Fatal(err)
-		}
-		if err := os.WriteFile(p, data, 0o644); err != nil {
-			g.t.Fatal(err)
-		}
+	if err := g.Write(files); err != nil {
+		g.t.Fatal(err)
 	}
 }
 
-// commit commits everything and pushes it to the served repository.
 func (g *gitServer) commit(msg string) {
 	g.t.Helper()
-	g.git(g.work, "add", "-A")
-	g.git(g.work, "commit", "-q", "--allow-empty", "-m", msg)
-	g.git(g.work, "push", "-q", g.bare, "main")
+	if err := g.Commit(msg); err != nil {
+		g.t.Fatal(err)
+	}
 }
 
 func (g *gitServer) mv(from, to string) {
 	g.t.Helper()
-	_ = os.MkdirAll(filepath.Dir(filepath.Join(g.work, to)), 0o755)
-	g.git(g.work, "mv", from, to)
+	_ = os.MkdirAll(filepath.Dir(filepath.Join(g.Work, to)), 0o755)
+	if err := g.Git(g.Work, "mv", from, to); err != nil {
+		g.t.Fatal(err)
+	}
 }
 
 type syncRunView struct {
