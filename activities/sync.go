@@ -728,6 +728,8 @@ func (a *Sync) write(ctx context.Context, spec SyncSpec, have map[string]models.
 // (the edit rule: the source wins when it changed), records the item and
 // the provenance. A document deleted in Lore is created again.
 func (a *Sync) update(ctx context.Context, spec SyncSpec, it models.SyncItem, r *converted, out *SyncItemResult) error {
+	// The revision this change stores is the data source's.
+	ctx = db.WithRevision(ctx, db.RevisionMeta{Source: models.RevisionSync, Author: spec.Name})
 	edited := false
 	_, after, err := a.D.DB.UpdateDocument(ctx, it.DocumentID, func(doc *models.Document) error {
 		edited = it.SyncedRevision > 0 && doc.ContentVersion > it.SyncedRevision

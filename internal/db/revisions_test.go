@@ -264,3 +264,22 @@ func TestPruneRevisions(t *testing.T) {
 		}
 	})
 }
+
+// TestSyncedDocumentsGetRevisions: documents a data source sync creates get
+// their first revision with source sync.
+func TestSyncedDocumentsGetRevisions(t *testing.T) {
+	dbtest.Each(t, func(t *testing.T, d *db.DB) {
+		ctx := context.Background()
+		site := docTestSite(t, d, "sync-rev-"+d.Dialect().Name().String())
+		doc := &models.Document{TenantID: site.TenantID, SiteID: site.ID, Title: "Synced", Content: "from git",
+			Author: "handbook repo", Tags: "[]", Status: models.DocDraft, VectorStatus: models.VecNone}
+		if _, err := d.CreateSyncedDocuments(ctx, []db.NewSyncedDoc{{Doc: doc,
+			Item: &models.SyncItem{DataSourceID: 1, Key: "docs/a.md", SiteID: site.ID}}}); err != nil {
+			t.Fatal(err)
+		}
+		r, err := d.GetRevision(ctx, doc.ID, 1)
+		if err != nil || r.Source != models.RevisionSync || r.Content != "from git" || r.Author != "handbook repo" {
+			t.Fatalf("synced revision %+v %v", r, err)
+		}
+	})
+}

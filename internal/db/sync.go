@@ -143,6 +143,9 @@ func (d *DB) CreateSyncedDocuments(ctx context.Context, docs []NewSyncedDoc) (cr
 		if err := d.insertDocuments(ctx, tx, rows); err != nil {
 			return err
 		}
+		if err := d.createdRevisions(ctx, tx, rows, models.RevisionSync); err != nil {
+			return err
+		}
 		items := make([]models.SyncItem, len(at))
 		for k, i := range at {
 			it := *docs[i].Item
