@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"fmt"
+	"os"
 	"sort"
 	"testing"
 	"time"
@@ -14,11 +15,13 @@ import (
 // rate limit, the retrieval workflow, chunk rows) on the embedded defaults
 // (SQLite, the in-process vector store, the local embedder and lexical
 // reranker) with a Temporal dev server, over 50 published documents, and
-// logs the percentiles (go test -v -run TestMCPSearchLatency ./e2e/). The
-// target is a p50 under 30 ms; the test fails only past 250 ms, so that a
-// loaded test machine passes while a wait added to the path (a poll, a
-// timer) does not.
+// prints the percentiles and the target line (p50 under 30 ms). It is a
+// measurement, run by make bench (LORE_MEASURE_MCP=1); the MCP tests check
+// what the tools do.
 func TestMCPSearchLatency(t *testing.T) {
+	if os.Getenv("LORE_MEASURE_MCP") == "" {
+		t.Skip("a measurement: make bench runs it (LORE_MEASURE_MCP=1)")
+	}
 	a := newApp(t, "sqlite", nil)
 	site := a.site("MCP latency")
 	var ids []int64
@@ -52,8 +55,10 @@ func TestMCPSearchLatency(t *testing.T) {
 	}
 	sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
 	p := func(q int) time.Duration { return lat[len(lat)*q/100] }
-	t.Logf("MCP search, %d sequential calls: p50 %s, p90 %s, p99 %s, max %s", len(lat), p(50), p(90), p(99), lat[len(lat)-1])
-	if p(50) > 250*time.Millisecond {
-		t.Fatalf("MCP search p50 %s", p(50))
+	fmt.Printf("MCP search, %d sequential calls: p50 %s, p90 %s, p99 %s, max %s\n", len(lat), p(50), p(90), p(99), lat[len(lat)-1])
+	verdict := "PASS"
+	if p(50) >= 30*time.Millisecond {
+		verdict = "MISS"
 	}
+	fmt.Printf("TARGET mcp-search-p50: %s (< 30 ms) %s\n", p(50).Round(100*time.Microsecond), verdict)
 }

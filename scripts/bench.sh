@@ -9,5 +9,8 @@ cd "$(dirname "$0")/.."
 export GOTOOLCHAIN=local CGO_ENABLED=0
 mkdir -p bench/out
 go build -o bench/out/lorebench ./bench/cmd/lorebench
+# The MCP server's search latency on the embedded defaults (a Go test that
+# measures, printing its TARGET line).
+LORE_MEASURE_MCP=1 TEMPORAL_CLI="$PWD/bin/temporal" go test -count=1 -v -run '^TestMCPSearchLatency$' ./e2e/ | grep -E '^(MCP search|TARGET)' || true
 # shellcheck disable=SC2086 # BENCH_FLAGS is a list of flags
 exec bench/out/lorebench -root . ${BENCH_FLAGS:-} "$@"
