@@ -271,8 +271,9 @@ func TestChatStreamsCitedAnswerAndResumes(t *testing.T) {
 				t.Fatalf("non-stream: %d %s", r.Status, r.Raw)
 			}
 			txt := obj.Output[0].Content[0].Text
-			if !strings.Contains(txt, "[2]") {
-				t.Fatalf("second turn should cite from [2] on: %q", txt)
+			// Each turn numbers its sources from 1, as the reference does.
+			if !strings.Contains(txt, "[1]") {
+				t.Fatalf("second turn should cite from [1] on: %q", txt)
 			}
 			// The non-stream answer carries its numbered sources: every [n]
 			// it cites resolves to one of them.
