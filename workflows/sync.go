@@ -62,6 +62,15 @@ var syncOptions = workflow.ActivityOptions{
 		MaximumInterval: 30 * time.Second, MaximumAttempts: 5, NonRetryableErrorTypes: []string{activities.ErrSyncSource}},
 }
 
+// syncLocalOptions run the short bookkeeping of a run (taking the data
+// source, recording the outcome) as local activities: a few database rows,
+// without a round trip through the task queue, which is most of what a sync
+// with little to do costs.
+var syncLocalOptions = workflow.LocalActivityOptions{
+	StartToCloseTimeout: time.Minute,
+	RetryPolicy:         shortOptions.RetryPolicy,
+}
+
 // syncRun is the state of one sync execution.
 type syncRun struct {
 	in       SyncInput
@@ -86,12 +95,12 @@ func SyncDataSource(ctx workflow.Context, in SyncInput) (Progress, error) {
 		return p, err
 	}
 	var a *activities.Sync
-	short := workflow.WithActivityOptions(ctx, shortOptions)
+	short := workflow.WithLocalActivityOptions(ctx, syncLocalOptions)
 	jobID := workflow.GetInfo(ctx).WorkflowExecution.ID
 	var begin activities.SyncBeginResult
 	waited := ""
 	for poll := 0; ; poll++ {
-		err := workflow.ExecuteActivity(short, a.SyncBegin, activities.SyncBeginInput{DataSourceID: in.DataSourceID, JobID: jobID,
+		err := workflow.ExecuteLocalActivity(short, a.SyncBegin, activities.SyncBeginInput{DataSourceID: in.DataSourceID, JobID: jobID,
 			Trigger: in.Trigger, Title: in.Title}).Get(ctx, &begin)
 		if err != nil {
 			return p, err
@@ -101,13 +110,13 @@ func SyncDataSource(ctx workflow.Context, in SyncInput) (Progress, error) {
 		}
 		if in.Trigger == TriggerSchedule {
 			msg := fmt.Sprintf("skipped: sync %s of this data source was still running", begin.Holder)
-			_ = workflow.ExecuteActivity(short, a.SyncSkip, begin.Spec.RunID, msg).Get(ctx, nil)
+			_ = workflow.ExecuteLocalActivity(short, a.SyncSkip, begin.Spec.RunID, msg).Get(ctx, nil)
 			p.Step, p.Done = msg, true
 			return p, nil
 		}
 		if poll >= syncWaitMax {
 			msg := fmt.Sprintf("sync %s of this data source still runs after an hour; this one gave up waiting", begin.Holder)
-			_ = workflow.ExecuteActivity(short, a.SyncSkip, begin.Spec.RunID, msg).Get(ctx, nil)
+			_ = workflow.ExecuteLocalActivity(short, a.SyncSkip, begin.Spec.RunID, msg).Get(ctx, nil)
 			return p, temporal.NewNonRetryableApplicationError(msg, activities.ErrSyncSource, nil)
 		}
 		waited = begin.Holder
@@ -166,7 +175,7 @@ func SyncDataSource(ctx workflow.Context, in SyncInput) (Progress, error) {
 	for k, v := range p.Counts {
 		counts[k] = int(v)
 	}
-	if err := workflow.ExecuteActivity(short, a.SyncFinish, activities.SyncFinishInput{RunID: r.spec.RunID, Status: status,
+	if err := workflow.ExecuteLocalActivity(short, a.SyncFinish, activities.SyncFinishInput{RunID: r.spec.RunID, Status: status,
 		Ref: r.spec.Ref, Message: msg, Counts: counts, Items: r.items}).Get(ctx, nil); err != nil {
 		return p, err
 	}
@@ -196,7 +205,7 @@ func (r *syncRun) fail(ctx workflow.Context, msg string) error {
 	}
 	dctx, cancel := workflow.NewDisconnectedContext(ctx)
 	defer cancel()
-	_ = workflow.ExecuteActivity(workflow.WithActivityOptions(dctx, shortOptions), a.SyncFinish, activities.SyncFinishInput{RunID: r.spec.RunID,
+	_ = workflow.ExecuteLocalActivity(workflow.WithLocalActivityOptions(dctx, syncLocalOptions), a.SyncFinish, activities.SyncFinishInput{RunID: r.spec.RunID,
 		Status: "failed", Ref: r.spec.Ref, Message: msg, Counts: counts, Items: r.items}).Get(dctx, nil)
 	return temporal.NewNonRetryableApplicationError(msg, activities.ErrSyncSource, nil)
 }
