@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"net/url"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -31,6 +32,8 @@ type DB struct {
 	// Secrets seals the provider secrets of system configs, data sources
 	// and site bot settings at rest (see secrets.go); nil stores them clear.
 	Secrets *sealed.Box
+	// revisionsOff leaves the revision out of UpdateDocument (SetRevisionsOff).
+	revisionsOff atomic.Bool
 }
 
 // Open connects to PostgreSQL when dsn starts with postgres:// or postgresql://,

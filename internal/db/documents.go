@@ -500,7 +500,7 @@ func (d *DB) UpdateDocument(ctx context.Context, id int64, change func(doc *mode
 			model, cols = newDocumentRow(doc), append(cols, "content_words")
 		}
 		upd := tx.NewUpdate().Model(model).Column(cols...).WherePK()
-		if doc.ContentVersion != old.ContentVersion && !revisionsOff.Load() {
+		if doc.ContentVersion != old.ContentVersion && !d.revisionsOff.Load() {
 			if err := d.updateWithRevision(ctx, tx, upd, doc, revisionMeta(ctx, models.RevisionEdit, doc)); err != nil {
 				return err
 			}

@@ -3,7 +3,6 @@ package db
 import (
 	"context"
 	"strings"
-	"sync/atomic"
 	"time"
 
 	"github.com/uptrace/bun"
@@ -24,14 +23,11 @@ type RevisionMeta struct {
 
 type revisionKey struct{}
 
-// revisionsOff leaves the revision out of UpdateDocument (SetRevisionsOff).
-var revisionsOff atomic.Bool
-
-// SetRevisionsOff makes UpdateDocument store no revision while off is true.
-// It exists for the benchmarks that measure what storing a revision adds to
-// a document update (db and api, side by side in one process); nothing else
-// may call it.
-func SetRevisionsOff(off bool) { revisionsOff.Store(off) }
+// SetRevisionsOff makes this database's UpdateDocument store no revision
+// while off is true. It exists for the measurements of what storing a
+// revision adds to a document update (db and api, side by side in one
+// process); nothing else may call it.
+func (d *DB) SetRevisionsOff(off bool) { d.revisionsOff.Store(off) }
 
 // WithRevision returns ctx carrying m for the document writes made with it: a
 // data source sync passes Source models.RevisionSync, the API the user.

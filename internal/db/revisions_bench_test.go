@@ -8,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lorekb/lore/internal/db"
 	"github.com/lorekb/lore/internal/db/dbtest"
 	"github.com/lorekb/lore/models"
 )
@@ -41,9 +40,9 @@ func BenchmarkUpdateDocumentRevision(b *testing.B) {
 			if err := d.CreateDocument(ctx, doc); err != nil {
 				b.Fatal(err)
 			}
-			defer db.SetRevisionsOff(false)
+			defer d.SetRevisionsOff(false)
 			update := func(off bool, i int) time.Duration {
-				db.SetRevisionsOff(off)
+				d.SetRevisionsOff(off)
 				content := fmt.Sprintf("%s\n\nEdit %v %d.", page, off, i)
 				start := time.Now()
 				if _, _, err := d.UpdateDocument(ctx, doc.ID, func(doc *models.Document) error {
