@@ -163,12 +163,12 @@ func attrsMissing(err error) bool {
 // left out, as visibility would leave it out.
 func (s *Server) jobsFromRows(ctx context.Context, f jobFilter, sites []int64, page *PageQuery) ([]*JobView, int, string, error) {
 	var rows []models.Job
-	q := s.d.DB.NewSelect().Model(&rows).Where("kind IN (?)", bun.In(f.kinds))
+	q := s.d.DB.NewSelect().Model(&rows).Where("kind IN (?)", bun.List(f.kinds))
 	switch {
 	case f.siteID > 0:
 		q = q.Where("site_id = ?", f.siteID)
 	case len(sites) > 0:
-		q = q.Where("site_id IN (?)", bun.In(sites))
+		q = q.Where("site_id IN (?)", bun.List(sites))
 	}
 	if f.tenant > 0 {
 		q = q.Where("tenant_id = ?", f.tenant)

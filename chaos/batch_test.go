@@ -158,7 +158,7 @@ func verifyBatch(sc *scenario, s *stack, job string, ids []int64, beforeStop fun
 		ChunkCount   int    `bun:"chunk_count"`
 	}
 	if err := s.DB.NewSelect().Model((*models.Document)(nil)).Column("id", "vector_status", "vector_error", "chunk_count").
-		Where("id IN (?)", bun.In(ids)).Scan(ctx, &rows); err != nil {
+		Where("id IN (?)", bun.List(ids)).Scan(ctx, &rows); err != nil {
 		sc.fatalf("read documents", "%v", err)
 	}
 	notDone, sum := 0, 0

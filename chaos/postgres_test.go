@@ -293,23 +293,23 @@ func TestChaosPostgresOutage(t *testing.T) {
 	var events, views int64
 	err = waitFor(30*time.Second, 250*time.Millisecond, func() (bool, error) {
 		c := context.Background()
-		n, err := s.DB.NewSelect().Model((*models.ViewEvent)(nil)).Where("document_id IN (?)", bun.In(docs)).Count(c)
+		n, err := s.DB.NewSelect().Model((*models.ViewEvent)(nil)).Where("document_id IN (?)", bun.List(docs)).Count(c)
 		if err != nil {
 			return false, err
 		}
 		events = int64(n)
 		if err := s.DB.NewSelect().Model((*models.Document)(nil)).ColumnExpr("COALESCE(SUM(views),0)").
-			Where("id IN (?)", bun.In(docs)).Scan(c, &views); err != nil {
+			Where("id IN (?)", bun.List(docs)).Scan(c, &views); err != nil {
 			return false, err
 		}
 		return events >= want && views >= want, nil
 	})
 	time.Sleep(time.Second) // a late, duplicate flush would land by now
 	c := context.Background()
-	if n, err2 := s.DB.NewSelect().Model((*models.ViewEvent)(nil)).Where("document_id IN (?)", bun.In(docs)).Count(c); err2 == nil {
+	if n, err2 := s.DB.NewSelect().Model((*models.ViewEvent)(nil)).Where("document_id IN (?)", bun.List(docs)).Count(c); err2 == nil {
 		events = int64(n)
 	}
-	_ = s.DB.NewSelect().Model((*models.Document)(nil)).ColumnExpr("COALESCE(SUM(views),0)").Where("id IN (?)", bun.In(docs)).Scan(c, &views)
+	_ = s.DB.NewSelect().Model((*models.Document)(nil)).ColumnExpr("COALESCE(SUM(views),0)").Where("id IN (?)", bun.List(docs)).Scan(c, &views)
 	sc.check("nothing written twice: SUM(documents.views) == COUNT(view_events) == 200 document reads",
 		views == events && events == want,
 		"views %d, view_events %d, 200 document reads %d%s", views, events, want, errNote(err))

@@ -7,7 +7,7 @@ import (
 	"github.com/uptrace/bun"
 )
 
-func bunIn(ids []int64) any { return bun.In(ids) }
+func bunIn(ids []int64) any { return bun.List(ids) }
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
 

@@ -236,7 +236,7 @@ func (d *DB) ToolResultContents(ctx context.Context, threadID string, ids []stri
 		return out, nil
 	}
 	var rows []models.ToolResult
-	err := d.NewSelect().Model(&rows).Where("thread_id = ?", threadID).Where("tool_call_id IN (?)", bun.In(ids)).Scan(ctx)
+	err := d.NewSelect().Model(&rows).Where("thread_id = ?", threadID).Where("tool_call_id IN (?)", bun.List(ids)).Scan(ctx)
 	for _, r := range rows {
 		out[r.ToolCallID] = r.Content
 	}
@@ -435,7 +435,7 @@ func truncRunes(s string, n int) string {
 func (d *DB) SearchableDocuments(ctx context.Context, siteID int64, ids []int64) (map[int64]int64, error) {
 	var rows []models.Document
 	err := d.NewSelect().Model(&rows).Column("id", "content_version").
-		Where("site_id = ? AND id IN (?) AND status = ? AND vector_status = ?", siteID, bun.In(ids), models.DocPublished, models.VecCompleted).
+		Where("site_id = ? AND id IN (?) AND status = ? AND vector_status = ?", siteID, bun.List(ids), models.DocPublished, models.VecCompleted).
 		Scan(ctx)
 	out := make(map[int64]int64, len(rows))
 	for _, r := range rows {

@@ -20,7 +20,7 @@ func (d *DB) ReplaceChunks(ctx context.Context, docIDs []int64, rows []models.Ch
 		return nil
 	}
 	return d.Tx(ctx, func(ctx context.Context, tx bun.Tx) error {
-		if _, err := tx.NewDelete().Model((*models.Chunk)(nil)).Where("document_id IN (?)", bun.In(docIDs)).Exec(ctx); err != nil {
+		if _, err := tx.NewDelete().Model((*models.Chunk)(nil)).Where("document_id IN (?)", bun.List(docIDs)).Exec(ctx); err != nil {
 			return err
 		}
 		for i := 0; i < len(rows); i += chunkInsertBatch {
@@ -74,7 +74,7 @@ func (d *DB) ChunksByKey(ctx context.Context, keys []ChunkKey) (map[ChunkKey]mod
 		want[k] = true
 	}
 	var rows []models.Chunk
-	if err := d.NewSelect().Model(&rows).Where("document_id IN (?)", bun.In(docs)).Scan(ctx); err != nil {
+	if err := d.NewSelect().Model(&rows).Where("document_id IN (?)", bun.List(docs)).Scan(ctx); err != nil {
 		return nil, Classify(err)
 	}
 	for _, r := range rows {
@@ -99,7 +99,7 @@ type SiteRef struct {
 func (d *DB) SitesWithOldIndex(ctx context.Context, format string) ([]SiteRef, error) {
 	old := d.NewSelect().Model((*models.Chunk)(nil)).Column("site_id").Where("index_format <> ?", format)
 	bare := d.NewSelect().TableExpr("documents AS d").ColumnExpr("d.site_id").
-		Where("d.vector_status IN (?)", bun.In([]string{models.VecCompleted, models.VecOutdated})).
+		Where("d.vector_status IN (?)", bun.List([]string{models.VecCompleted, models.VecOutdated})).
 		Where("d.chunk_count > 0").
 		Where("NOT EXISTS (SELECT 1 FROM chunks AS c WHERE c.document_id = d.id)")
 	var out []SiteRef

@@ -124,7 +124,7 @@ func (d *DB) CollectionChains(ctx context.Context, ids []int64) (map[int64]Colle
 	UNION
 	SELECT c.id, c.title, c.parent_id, chain.depth + 1 FROM collections AS c
 	JOIN chain ON c.id = chain.parent_id WHERE chain.depth < ?
-) SELECT DISTINCT id, title, parent_id FROM chain`, bun.In(ids), maxTreeDepth).Scan(ctx, &rows)
+) SELECT DISTINCT id, title, parent_id FROM chain`, bun.List(ids), maxTreeDepth).Scan(ctx, &rows)
 	for _, r := range rows {
 		out[r.ID] = r
 	}

@@ -164,7 +164,7 @@ func (d *DB) SiteTenants(ctx context.Context, ids []int64) (map[int64]int64, err
 		return out, nil
 	}
 	var rows []models.Site
-	err := d.NewSelect().Model(&rows).Column("id", "tenant_id").Where("id IN (?)", bun.In(ids)).Scan(ctx)
+	err := d.NewSelect().Model(&rows).Column("id", "tenant_id").Where("id IN (?)", bun.List(ids)).Scan(ctx)
 	for _, r := range rows {
 		out[r.ID] = r.TenantID
 	}

@@ -80,13 +80,13 @@ func (d *DB) ListDocuments(ctx context.Context, f DocumentFilter) ([]models.Docu
 // whereDocuments adds the conditions of f to a select of documents.
 func (d *DB) whereDocuments(q *bun.SelectQuery, f DocumentFilter) *bun.SelectQuery {
 	if f.SiteIDs != nil {
-		q = q.Where("site_id IN (?)", bun.In(nonEmpty(f.SiteIDs)))
+		q = q.Where("site_id IN (?)", bun.List(nonEmpty(f.SiteIDs)))
 	}
 	if f.SiteID > 0 {
 		q = q.Where("site_id = ?", f.SiteID)
 	}
 	if f.CollectionIDs != nil {
-		q = q.Where("collection_id IN (?)", bun.In(nonEmpty(f.CollectionIDs)))
+		q = q.Where("collection_id IN (?)", bun.List(nonEmpty(f.CollectionIDs)))
 	}
 	if f.Status != "" {
 		q = q.Where("status = ?", f.Status)
@@ -424,7 +424,7 @@ func (d *DB) SiteInfos(ctx context.Context, siteIDs []int64) (map[int64]SiteInfo
 	err := d.NewSelect().TableExpr("sites AS s").
 		ColumnExpr("s.id, s.name, s.slug, COALESCE(t.slug, '') AS tenant_slug").
 		Join("LEFT JOIN tenants AS t ON t.id = s.tenant_id").
-		Where("s.id IN (?)", bun.In(siteIDs)).Scan(ctx, &rows)
+		Where("s.id IN (?)", bun.List(siteIDs)).Scan(ctx, &rows)
 	for _, r := range rows {
 		out[r.ID] = r
 	}

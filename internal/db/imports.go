@@ -86,7 +86,7 @@ func (d *DB) ImportedDocuments(ctx context.Context, importID string, indexes []i
 	err := d.NewSelect().TableExpr("import_items AS it").
 		ColumnExpr("it.item_index, it.document_id, COALESCE(d.title, '') AS title").
 		Join("LEFT JOIN documents AS d ON d.id = it.document_id").
-		Where("it.import_id = ? AND it.item_index IN (?)", importID, bun.In(indexes)).Scan(ctx, &rows)
+		Where("it.import_id = ? AND it.item_index IN (?)", importID, bun.List(indexes)).Scan(ctx, &rows)
 	if err != nil {
 		return nil, Classify(err)
 	}
@@ -198,7 +198,7 @@ func (d *DB) ListDataSources(ctx context.Context, f DataSourceFilter) ([]models.
 		if len(f.SiteIDs) == 0 {
 			return []models.DataSource{}, 0, nil
 		}
-		q = q.Where("site_id IN (?)", bun.In(f.SiteIDs))
+		q = q.Where("site_id IN (?)", bun.List(f.SiteIDs))
 	}
 	if f.SiteID > 0 {
 		q = q.Where("site_id = ?", f.SiteID)

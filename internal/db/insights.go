@@ -41,7 +41,7 @@ func (d *DB) ListSiteChatSessions(ctx context.Context, f SiteChatFilter) ([]mode
 	}
 	switch {
 	case f.Field == "member_id" && len(f.MemberIDs) > 0:
-		q = q.Where("member_id IN (?)", bun.In(f.MemberIDs))
+		q = q.Where("member_id IN (?)", bun.List(f.MemberIDs))
 	case f.Keyword != "":
 		op, kw := d.LikeOp(), Like(f.Keyword)
 		cols := map[string][]string{"text": {"title", "last_message"}, "thread_id": {"thread_id"},

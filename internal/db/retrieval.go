@@ -17,7 +17,7 @@ func (d *DB) DocumentCollections(ctx context.Context, ids []int64) (map[int64]in
 		return out, nil
 	}
 	var rows []models.Document
-	err := d.NewSelect().Model(&rows).Column("id", "collection_id").Where("id IN (?)", bun.In(ids)).Scan(ctx)
+	err := d.NewSelect().Model(&rows).Column("id", "collection_id").Where("id IN (?)", bun.List(ids)).Scan(ctx)
 	for _, r := range rows {
 		var c int64
 		if r.CollectionID != nil {
@@ -36,7 +36,7 @@ func (d *DB) DocumentTitles(ctx context.Context, ids []int64) (map[int64]string,
 		return out, nil
 	}
 	var rows []models.Document
-	err := d.NewSelect().Model(&rows).Column("id", "title").Where("id IN (?)", bun.In(ids)).Scan(ctx)
+	err := d.NewSelect().Model(&rows).Column("id", "title").Where("id IN (?)", bun.List(ids)).Scan(ctx)
 	for _, r := range rows {
 		out[r.ID] = r.Title
 	}

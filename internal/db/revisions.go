@@ -199,7 +199,7 @@ func (d *DB) CurrentVersions(ctx context.Context, ids []int64) (map[int64]int64,
 		return out, nil
 	}
 	var rows []models.Document
-	err := d.NewSelect().Model(&rows).Column("id", "content_version").Where("id IN (?)", bun.In(ids)).Scan(ctx)
+	err := d.NewSelect().Model(&rows).Column("id", "content_version").Where("id IN (?)", bun.List(ids)).Scan(ctx)
 	for _, r := range rows {
 		out[r.ID] = r.ContentVersion
 	}
@@ -237,7 +237,7 @@ func (d *DB) PruneRevisions(ctx context.Context, r RevisionRetention, now time.T
 	// current one (its content_version) that is too old or below the
 	// Keep-th newest (no such row: fewer than Keep, none go by count).
 	where := "NOT EXISTS (SELECT 1 FROM documents AS d WHERE d.id = document_revisions.document_id)"
-	args := []any{bun.In(ids)}
+	args := []any{bun.List(ids)}
 	var bounds []string
 	if r.MaxAge > 0 {
 		bounds = append(bounds, "document_revisions.created_at < ?")

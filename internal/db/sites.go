@@ -69,7 +69,7 @@ func (d *DB) ListSites(ctx context.Context, f SiteFilter) ([]models.Site, int, e
 		q = q.Where("tenant_id = ?", f.TenantID)
 	}
 	if f.SiteIDs != nil {
-		q = q.Where("id IN (?)", bun.In(f.SiteIDs))
+		q = q.Where("id IN (?)", bun.List(f.SiteIDs))
 	}
 	if f.PublicOnly {
 		q = q.Where("is_public = ?", true).Where("requires_password = ?", false)
@@ -112,7 +112,7 @@ func (d *DB) SiteDocumentCounts(ctx context.Context, siteIDs []int64, status str
 	}
 	var rows []siteCount
 	q := d.NewSelect().Model((*models.Document)(nil)).ColumnExpr("site_id, COUNT(*) AS n").
-		Where("site_id IN (?)", bun.In(siteIDs)).Group("site_id")
+		Where("site_id IN (?)", bun.List(siteIDs)).Group("site_id")
 	if status != "" {
 		q = q.Where("status = ?", status)
 	}
@@ -127,7 +127,7 @@ func (d *DB) SiteViewCounts(ctx context.Context, siteIDs []int64) (map[int64]int
 	}
 	var rows []siteCount
 	err := d.NewSelect().Model((*models.ViewEvent)(nil)).ColumnExpr("site_id, COUNT(*) AS n").
-		Where("site_id IN (?)", bun.In(siteIDs)).Group("site_id").Scan(ctx, &rows)
+		Where("site_id IN (?)", bun.List(siteIDs)).Group("site_id").Scan(ctx, &rows)
 	return countsBySite(rows), Classify(err)
 }
 
@@ -138,7 +138,7 @@ func (d *DB) TenantSlugs(ctx context.Context, tenantIDs []int64) (map[int64]stri
 		return out, nil
 	}
 	var ts []models.Tenant
-	err := d.NewSelect().Model(&ts).Column("id", "slug").Where("id IN (?)", bun.In(tenantIDs)).Scan(ctx)
+	err := d.NewSelect().Model(&ts).Column("id", "slug").Where("id IN (?)", bun.List(tenantIDs)).Scan(ctx)
 	for _, t := range ts {
 		out[t.ID] = t.Slug
 	}
@@ -338,11 +338,11 @@ func deleteSiteDocuments(ctx context.Context, db bun.IDB, siteID int64, batch in
 		return 0, err
 	}
 	for _, m := range []any{(*models.ViewEvent)(nil), (*models.Chunk)(nil), (*models.DocumentRevision)(nil)} {
-		if _, err := db.NewDelete().Model(m).Where("document_id IN (?)", bun.In(ids)).Exec(ctx); err != nil {
+		if _, err := db.NewDelete().Model(m).Where("document_id IN (?)", bun.List(ids)).Exec(ctx); err != nil {
 			return 0, err
 		}
 	}
-	res, err := db.NewDelete().Model((*models.Document)(nil)).Where("id IN (?)", bun.In(ids)).Exec(ctx)
+	res, err := db.NewDelete().Model((*models.Document)(nil)).Where("id IN (?)", bun.List(ids)).Exec(ctx)
 	if err != nil {
 		return 0, err
 	}

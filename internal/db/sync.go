@@ -62,7 +62,7 @@ func (d *DB) SyncItemsByKey(ctx context.Context, dataSourceID int64, keys []stri
 	var rows []models.SyncItem
 	for i := 0; i < len(keys); i += 500 {
 		var part []models.SyncItem
-		err := d.NewSelect().Model(&part).Where("data_source_id = ? AND item_key IN (?)", dataSourceID, bun.In(keys[i:min(i+500, len(keys))])).Scan(ctx)
+		err := d.NewSelect().Model(&part).Where("data_source_id = ? AND item_key IN (?)", dataSourceID, bun.List(keys[i:min(i+500, len(keys))])).Scan(ctx)
 		if err != nil {
 			return nil, Classify(err)
 		}
@@ -104,7 +104,7 @@ func (d *DB) CreateSyncedDocuments(ctx context.Context, docs []NewSyncedDoc) (cr
 			keys[i] = nd.Item.Key
 		}
 		var have []models.SyncItem
-		q := tx.NewSelect().Model(&have).Where("data_source_id = ? AND item_key IN (?)", docs[0].Item.DataSourceID, bun.In(keys))
+		q := tx.NewSelect().Model(&have).Where("data_source_id = ? AND item_key IN (?)", docs[0].Item.DataSourceID, bun.List(keys))
 		if d.Postgres() {
 			q = q.For("UPDATE")
 		}
@@ -297,7 +297,7 @@ func (d *DB) GetSyncRun(ctx context.Context, jobID string) (*models.SyncRun, err
 func (d *DB) LastSyncRun(ctx context.Context, dataSourceID int64) (*models.SyncRun, error) {
 	r := new(models.SyncRun)
 	err := d.NewSelect().Model(r).Where("data_source_id = ? AND status IN (?)", dataSourceID,
-		bun.In([]string{models.SyncCompleted, models.SyncHeld})).Order("id DESC").Limit(1).Scan(ctx)
+		bun.List([]string{models.SyncCompleted, models.SyncHeld})).Order("id DESC").Limit(1).Scan(ctx)
 	return r, Classify(err)
 }
 

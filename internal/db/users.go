@@ -193,7 +193,7 @@ func (d *DB) UsersSiteIDs(ctx context.Context, userIDs []int64) (map[int64][]int
 		return out, nil
 	}
 	var rows []models.UserSite
-	err := d.NewSelect().Model(&rows).Where("user_id IN (?)", bun.In(userIDs)).Order("site_id").Scan(ctx)
+	err := d.NewSelect().Model(&rows).Where("user_id IN (?)", bun.List(userIDs)).Order("site_id").Scan(ctx)
 	for _, r := range rows {
 		out[r.UserID] = append(out[r.UserID], r.SiteID)
 	}
@@ -215,7 +215,7 @@ func (d *DB) RecordLogin(ctx context.Context, u *models.User, ip string) error {
 // ExistingSiteIDs reports which of ids name existing sites.
 func (d *DB) ExistingSiteIDs(ctx context.Context, ids []int64) (map[int64]bool, error) {
 	var found []int64
-	err := d.NewSelect().Model((*models.Site)(nil)).Column("id").Where("id IN (?)", bun.In(ids)).Scan(ctx, &found)
+	err := d.NewSelect().Model((*models.Site)(nil)).Column("id").Where("id IN (?)", bun.List(ids)).Scan(ctx, &found)
 	out := make(map[int64]bool, len(found))
 	for _, id := range found {
 		out[id] = true

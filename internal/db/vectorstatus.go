@@ -21,7 +21,7 @@ func (d *DB) MarkVectorPending(ctx context.Context, ids []int64) ([]int64, error
 	var found []int64
 	err := d.Tx(ctx, func(ctx context.Context, tx bun.Tx) error {
 		if err := tx.NewSelect().Model((*models.Document)(nil)).Column("id").
-			Where("id IN (?)", bun.In(ids)).Order("id").Scan(ctx, &found); err != nil {
+			Where("id IN (?)", bun.List(ids)).Order("id").Scan(ctx, &found); err != nil {
 			return err
 		}
 		if len(found) == 0 {
@@ -29,7 +29,7 @@ func (d *DB) MarkVectorPending(ctx context.Context, ids []int64) ([]int64, error
 		}
 		_, err := tx.NewUpdate().Model((*models.Document)(nil)).
 			Set("vector_status = ?", models.VecPending).Set("vector_error = ''").
-			Where("id IN (?)", bun.In(found)).Exec(ctx)
+			Where("id IN (?)", bun.List(found)).Exec(ctx)
 		return err
 	})
 	return found, err
@@ -94,7 +94,7 @@ func (d *DB) MarkTenantVectorsOutdated(ctx context.Context, tenantID int64) (int
 // are absent from the map).
 func (d *DB) DocumentScope(ctx context.Context, ids []int64) (map[int64][2]int64, error) {
 	var rows []models.Document
-	err := d.NewSelect().Model(&rows).Column("id", "site_id", "tenant_id").Where("id IN (?)", bun.In(ids)).Scan(ctx)
+	err := d.NewSelect().Model(&rows).Column("id", "site_id", "tenant_id").Where("id IN (?)", bun.List(ids)).Scan(ctx)
 	out := make(map[int64][2]int64, len(rows))
 	for _, r := range rows {
 		out[r.ID] = [2]int64{r.SiteID, r.TenantID}
@@ -124,11 +124,11 @@ func (d *DB) GetJob(ctx context.Context, id string) (*models.Job, error) {
 func (d *DB) BeginVectorizeMany(ctx context.Context, ids []int64) ([]models.Document, error) {
 	var docs []models.Document
 	err := d.Tx(ctx, func(ctx context.Context, tx bun.Tx) error {
-		if err := tx.NewSelect().Model(&docs).Where("id IN (?)", bun.In(ids)).Order("id").Scan(ctx); err != nil {
+		if err := tx.NewSelect().Model(&docs).Where("id IN (?)", bun.List(ids)).Order("id").Scan(ctx); err != nil {
 			return err
 		}
 		_, err := tx.NewUpdate().Model((*models.Document)(nil)).Set("vector_status = ?", models.VecProcessing).
-			Where("id IN (?)", bun.In(ids)).Exec(ctx)
+			Where("id IN (?)", bun.List(ids)).Exec(ctx)
 		return err
 	})
 	for i := range docs {
@@ -176,7 +176,7 @@ func (d *DB) GetJobs(ctx context.Context, ids []string) (map[string]models.Job, 
 		return out, nil
 	}
 	var rows []models.Job
-	if err := d.NewSelect().Model(&rows).Where("id IN (?)", bun.In(ids)).Scan(ctx); err != nil {
+	if err := d.NewSelect().Model(&rows).Where("id IN (?)", bun.List(ids)).Scan(ctx); err != nil {
 		return nil, Classify(err)
 	}
 	for _, j := range rows {
