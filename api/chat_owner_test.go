@@ -186,7 +186,9 @@ func TestChatSecretCookie(t *testing.T) {
 		}
 		h.s.giveChatSecret(c, o)
 		hdr := http.Header{}
-		fctx.Response.Header.VisitAllCookie(func(_, v []byte) { hdr.Add("Set-Cookie", string(v)) })
+		for _, v := range fctx.Response.Header.Cookies() {
+			hdr.Add("Set-Cookie", string(v))
+		}
 		for _, ck := range (&http.Response{Header: hdr}).Cookies() {
 			if ck.Name == chatSecretCookie {
 				if string(fctx.Response.Header.Peek(chatSecretHeader)) != ck.Value || !validChatSecret(ck.Value) {

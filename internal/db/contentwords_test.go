@@ -332,7 +332,7 @@ func TestKeywordWordsIndexPlan(t *testing.T) {
 	site := docTestSite(t, d, "plan")
 	loadKeywordCorpus(t, d, site, 3000)
 	rec := &sqlRecorder{}
-	d.AddQueryHook(rec)
+	d.DB = d.WithQueryHook(rec)
 	for _, kw := range []string{kwRare, "Quokkafrost", kwCJK, "fs.readFile", kwRare + " " + kwCommon} {
 		rec.mu.Lock()
 		rec.sql = nil

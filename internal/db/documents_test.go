@@ -685,7 +685,7 @@ func TestKeywordListPerf(t *testing.T) {
 		return db.DocumentFilter{Public: true, SiteID: site.ID, Keyword: kw, ExcludeContent: true, Limit: 10}
 	}
 	rec := &sqlRecorder{}
-	d.AddQueryHook(rec)
+	d.DB = d.WithQueryHook(rec)
 	for _, kw := range []string{kwRare, kwCommon, kwCJK, "db", "q"} {
 		rec.mu.Lock()
 		rec.sql = nil

@@ -92,7 +92,7 @@ func TestExtractContinuesRemoteTrace(t *testing.T) {
 	}
 	got := map[string]string{}
 	for _, kv := range s.Attributes {
-		got[string(kv.Key)] = kv.Value.Emit()
+		got[string(kv.Key)] = kv.Value.String()
 	}
 	for k, v := range map[string]string{"http.request.method": "POST", "http.route": "/v1/chat", "http.response.status_code": "503"} {
 		if got[k] != v {

@@ -6,10 +6,11 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -51,7 +52,8 @@ func fillSite(t *testing.B, n int) {
 	defer s.Close()
 	gen := newClustered(7, dim, 2000)
 	var pieces []string
-	files, _ := filepath.Glob(filepath.Join(runtime.GOROOT(), "doc", "*.html"))
+	goroot, _ := exec.Command("go", "env", "GOROOT").Output()
+	files, _ := filepath.Glob(filepath.Join(strings.TrimSpace(string(goroot)), "doc", "*.html"))
 	for _, f := range files {
 		b, _ := os.ReadFile(f)
 		txt := string(b)
