@@ -25,7 +25,7 @@ import (
 // JobListQuery filters GET /jobs.
 type JobListQuery struct {
 	PageQuery
-	Kind   string `query:"kind" validate:"omitempty,oneof=vectorize_document batch_vectorize remove_vectors delete_site reindex import"`
+	Kind   string `query:"kind" validate:"omitempty,oneof=vectorize_document batch_vectorize remove_vectors delete_site reindex import sync"`
 	SiteID int64  `query:"site_id" validate:"min=0"`
 	Status string `query:"status" validate:"omitempty,oneof=running completed failed canceled terminated timed_out continued_as_new"`
 	Since  string `query:"since" doc:"RFC 3339 time: jobs started at or after it" validate:"max=64"`

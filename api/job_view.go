@@ -24,7 +24,7 @@ import (
 // same view.
 type JobView struct {
 	ID          string              `json:"id"`
-	Kind        string              `json:"kind" enum:"vectorize_document,batch_vectorize,remove_vectors,delete_site,reindex,import"`
+	Kind        string              `json:"kind" enum:"vectorize_document,batch_vectorize,remove_vectors,delete_site,reindex,import,sync"`
 	Title       string              `json:"title" doc:"what the job does, e.g. Vectorize 'Install' (site Handbook)"`
 	TenantID    *int64              `json:"tenant_id"`
 	SiteID      *int64              `json:"site_id"`

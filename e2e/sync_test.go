@@ -183,6 +183,7 @@ func TestGitSync(t *testing.T) {
 	if first.Status != "completed" || first.Added != 10 || first.Failed != 0 || first.Ref == "" {
 		t.Fatalf("first sync: %+v", first)
 	}
+	a.listed("/admin/api/v1/jobs?kind=sync", a.token, first.JobID) // a job like the others
 	docs := a.siteDocs(site)
 	if len(docs) != 10 {
 		t.Fatalf("documents after the first sync: %d", len(docs))
