@@ -12,7 +12,7 @@ GO_TEST_FLAGS ?= -count=1 -timeout 20m
 # names and lines (the runtime's own tables stay); only debuggers lose.
 GO_RELEASE_FLAGS ?= -trimpath -ldflags "-s -w"
 
-.PHONY: build run test test-short test-milvus tools tools-temporal-server bench bench-scale eval embedder chaos fuzz vet fmt docs-assets clean
+.PHONY: build run test test-unit test-milvus tools tools-temporal-server bench bench-scale eval embedder chaos fuzz vet fmt docs-assets clean
 
 build:
 	go build $(GO_RELEASE_FLAGS) -o $(BIN)/lore .
@@ -32,6 +32,12 @@ tools-minio:
 
 test: tools
 	TEMPORAL_CLI=$(BIN)/temporal MINIO_BIN=$(BIN)/minio go test $(GO_TEST_FLAGS) -p 2 ./...
+
+# The tests that need no service (no PostgreSQL, Redis, Temporal, MinIO,
+# Milvus, browser); scripts/test-unit.sh lists them and fails when a listed
+# one reaches for a service. UNIT_TEST_FLAGS=-count=1 skips the test cache.
+test-unit:
+	@scripts/test-unit.sh
 
 # The vector-store conformance suite against a real Milvus (README, "Milvus").
 MILVUS_ADDRESS ?= 127.0.0.1:19530
