@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"testing"
 
 	"github.com/lorekb/lore/activities"
@@ -98,8 +99,11 @@ func TestImportBatchesOneBadFileFailsAlone(t *testing.T) {
 	attempts, failedOnce := 0, false
 	var batches [][]int
 	nextID := int64(100)
+	var mu sync.Mutex // the environment runs activities concurrently
 	env.OnActivity(imp.ImportBatch, mock.Anything, mock.Anything).Return(
 		func(ctx context.Context, in activities.ImportBatchInput) (activities.ImportBatchResult, error) {
+			mu.Lock()
+			defer mu.Unlock()
 			attempts++
 			var idx []int
 			var out activities.ImportBatchResult
@@ -135,6 +139,8 @@ func TestImportBatchesOneBadFileFailsAlone(t *testing.T) {
 	var indexed []int64
 	env.OnActivity(vec.IndexDocuments, mock.Anything, mock.Anything).Return(
 		func(ctx context.Context, g activities.DocGroup) (activities.GroupResult, error) {
+			mu.Lock()
+			defer mu.Unlock()
 			indexed = append(indexed, g.DocumentIDs...)
 			return activities.GroupResult{Completed: g.DocumentIDs}, nil
 		})
