@@ -23,9 +23,9 @@ import (
 	"github.com/lorekb/lore/internal/deps"
 	"github.com/lorekb/lore/internal/vector"
 	"github.com/lorekb/lore/models"
+	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/temporal"
 	"golang.org/x/sync/errgroup"
-	enumspb "go.temporal.io/api/enums/v1"
 )
 
 // Sync holds the activities of a data source sync (git and web): it reads

@@ -55,21 +55,21 @@ type SyncStarted struct {
 
 // SyncRun is one run as GET /data-sources/{id}/syncs lists it.
 type SyncRun struct {
-	ID         int64                        `json:"id"`
-	JobID      string                       `json:"job_id"`
-	Trigger    string                       `json:"trigger" enum:"manual,schedule"`
-	Status     string                       `json:"status" enum:"waiting,running,completed,held,skipped,failed"`
-	Ref        string                       `json:"ref" doc:"the commit synced (git)"`
-	Added      int                          `json:"added"`
-	Updated    int                          `json:"updated"`
-	Deleted    int                          `json:"deleted"`
-	Unchanged  int                          `json:"unchanged"`
-	Failed     int                          `json:"failed"`
-	Message    string                       `json:"message" doc:"why it waited, skipped, was held or failed"`
+	ID         int64                       `json:"id"`
+	JobID      string                      `json:"job_id"`
+	Trigger    string                      `json:"trigger" enum:"manual,schedule"`
+	Status     string                      `json:"status" enum:"waiting,running,completed,held,skipped,failed"`
+	Ref        string                      `json:"ref" doc:"the commit synced (git)"`
+	Added      int                         `json:"added"`
+	Updated    int                         `json:"updated"`
+	Deleted    int                         `json:"deleted"`
+	Unchanged  int                         `json:"unchanged"`
+	Failed     int                         `json:"failed"`
+	Message    string                      `json:"message" doc:"why it waited, skipped, was held or failed"`
 	Items      []activities.SyncItemResult `json:"items" doc:"the changed and failed items with their reasons (unchanged ones are only counted)"`
-	CreatedAt  time.Time                    `json:"created_at"`
-	StartedAt  *time.Time                   `json:"started_at"`
-	FinishedAt *time.Time                   `json:"finished_at"`
+	CreatedAt  time.Time                   `json:"created_at"`
+	StartedAt  *time.Time                  `json:"started_at"`
+	FinishedAt *time.Time                  `json:"finished_at"`
 }
 
 func syncRunView(r *models.SyncRun) SyncRun {

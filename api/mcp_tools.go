@@ -264,10 +264,7 @@ func addTool[In, Out any](s *Server, srv *mcp.Server, t mcpTool[In, Out]) {
 	}
 	def := *t.def
 	def.InputSchema, def.OutputSchema = in, out
-	names := make([]string, 0, len(in.Properties))
-	for _, n := range in.PropertyOrder {
-		names = append(names, n)
-	}
+	names := append(make([]string, 0, len(in.Properties)), in.PropertyOrder...)
 	if len(names) == 0 {
 		for n := range in.Properties {
 			names = append(names, n)

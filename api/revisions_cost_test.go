@@ -7,7 +7,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
 )
 
 // TestRevisionCostOfAnUpdate measures PUT /documents/{id} changing the

@@ -145,4 +145,3 @@ func (s *stack) startSync(ds int64) string {
 	}
 	return out.JobID
 }
-

@@ -152,7 +152,7 @@ func (b *bench) startTemporal(ctx context.Context, kind backend) error {
 	taddr := fmt.Sprintf("127.0.0.1:%d", tport)
 	b.taddr = taddr
 	if kind == backendPG {
-		return b.startTemporalPG(ctx, tport)
+		return b.startTemporalPG(ctx)
 	}
 	// Temporal dev server, in memory.
 	uport, err := env.FreePort()
@@ -173,7 +173,7 @@ func (b *bench) startTemporal(ctx context.Context, kind backend) error {
 
 // startTemporalPG runs bench/temporal/start.sh: databases and schema by the
 // server's own SQL tool, the server, the namespace.
-func (b *bench) startTemporalPG(ctx context.Context, tport int) error {
+func (b *bench) startTemporalPG(ctx context.Context) error {
 	o := b.o
 	for _, p := range []string{o.temporalServer, o.temporalSQL} {
 		if _, err := os.Stat(p); err != nil {
@@ -184,7 +184,7 @@ func (b *bench) startTemporalPG(ctx context.Context, tport int) error {
 	if err != nil {
 		return err
 	}
-	tport = base + 9 // the frontend too, under 32768
+	tport := base + 9 // the frontend too, under 32768
 	b.taddr = fmt.Sprintf("127.0.0.1:%d", tport)
 	host, port, user, pass := env.PGParts(o.pgURL)
 	b.temporalDB = fmt.Sprintf("lorebench_temporal_%d", time.Now().UnixNano()%1_000_000_000)
