@@ -12,7 +12,7 @@ GO_TEST_FLAGS ?= -count=1 -timeout 20m
 # names and lines (the runtime's own tables stay); only debuggers lose.
 GO_RELEASE_FLAGS ?= -trimpath -ldflags "-s -w"
 
-.PHONY: build run test test-unit test-milvus tools tools-temporal-server bench bench-scale eval embedder chaos fuzz vet fmt docs-assets clean
+.PHONY: build run test test-unit test-milvus tools tools-temporal-server tools-staticcheck bench bench-scale eval embedder chaos fuzz vet fmt check docs-assets clean
 
 build:
 	go build $(GO_RELEASE_FLAGS) -o $(BIN)/lore .
@@ -64,6 +64,18 @@ fuzz:
 
 vet:
 	go vet ./...
+
+# The static checks CI runs before the tests: go vet, gofmt and staticcheck
+# (its default checks).
+STATICCHECK_VERSION := v0.8.2
+tools-staticcheck:
+	@test -x $(BIN)/staticcheck || { echo "==> building staticcheck $(STATICCHECK_VERSION) into bin/ (first time only)"; GOBIN=$(BIN) go install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION); }
+
+check: tools-staticcheck
+	go vet ./...
+	go vet -tags chaos ./chaos/
+	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt -l lists files to format (make fmt):"; echo "$$out"; exit 1; fi
+	$(BIN)/staticcheck ./...
 
 fmt:
 	gofmt -w $$(git ls-files '*.go')
