@@ -61,24 +61,16 @@ func objectName(c *fiber.Ctx) (string, error) {
 }
 
 // siteOfObject returns the site owning an object name "sites/<id>/...".
-func siteOfObject(name string) (int64, bool) {
-	rest, found := strings.CutPrefix(name, "sites/")
-	if !found {
-		return 0, false
-	}
-	seg, _, _ := strings.Cut(rest, "/")
-	id, err := strconv.ParseInt(seg, 10, 64)
-	if err != nil || id < 1 {
-		return 0, false
-	}
-	return id, true
-}
+func siteOfObject(name string) (int64, bool) { return ownerOfObject(name, "sites/") }
 
 // tenantOfObject returns the tenant owning an object name
 // "tenants/<id>/...": the files a tenant's admins upload outside any site's
 // folder (the reference admin app's covers/ folder names no site).
-func tenantOfObject(name string) (int64, bool) {
-	rest, found := strings.CutPrefix(name, "tenants/")
+func tenantOfObject(name string) (int64, bool) { return ownerOfObject(name, "tenants/") }
+
+// ownerOfObject reads the id after prefix in "<prefix><id>/...".
+func ownerOfObject(name, prefix string) (int64, bool) {
+	rest, found := strings.CutPrefix(name, prefix)
 	if !found {
 		return 0, false
 	}
