@@ -786,9 +786,8 @@ func TestBrowserConsoleJobsLive(t *testing.T) {
 	if st := evalJS[[]string](b, `Array.from(document.querySelectorAll("#import-items li")).map(l => l.dataset.status)`); strings.Join(st, ",") != "completed,failed" {
 		t.Fatalf("import items %q", st)
 	}
-	if why := b.text(`#import-items li[data-status="failed"] .meta`); !strings.Contains(why, "failed ·") {
-		t.Errorf("the failed file shows %q", why)
-	}
+	// The row's status and its reason may land in two renders.
+	b.until("the failed file's reason", `((document.querySelector('#import-items li[data-status="failed"] .meta') || {}).textContent || "").includes("failed · tides.bin: unsupported file type")`, 10*time.Second)
 	b.shot("console-import-failed")
 	jobID := b.attr(`#import-progress`, "data-job")
 	var before struct {
