@@ -39,17 +39,17 @@ func (s *Server) jobRoutes() []Route {
 	return []Route{
 		{Surface: Admin, Method: http.MethodGet, Path: "/jobs", Tag: "jobs", Perm: SiteAdminUp, Query: JobListQuery{},
 			Summary: "List jobs (Temporal visibility): admins all, site admins those of their sites", Response: Page[JobView]{}, Handler: s.listJobs},
-		{Surface: Admin, Method: http.MethodGet, Path: "/jobs/{id}", Tag: "jobs", Perm: SiteAdminUp,
-			Summary: "Job status, progress and result", Response: JobView{}, Handler: s.getJob},
-		{Surface: Admin, Method: http.MethodGet, Path: "/jobs/{id}:watch", Tag: "jobs", Perm: SiteAdminUp, Raw: "text/event-stream",
-			Summary: "Stream job progress as server-sent events until the job ends", Handler: s.watchJob},
+		{Surface: Admin, Method: http.MethodGet, Path: "/jobs/{id}", Tag: "jobs", Perm: EditorUp,
+			Summary: "Job status, progress and result (an editor: the jobs it started)", Response: JobView{}, Handler: s.getJob},
+		{Surface: Admin, Method: http.MethodGet, Path: "/jobs/{id}:watch", Tag: "jobs", Perm: EditorUp, Raw: "text/event-stream",
+			Summary: "Stream job progress as server-sent events until the job ends (an editor: the jobs it started)", Handler: s.watchJob},
 		{Surface: Admin, Method: http.MethodPost, Path: "/jobs/{id}:retry", Tag: "jobs", Perm: SiteAdminUp,
 			Summary: "Start a failed, cancelled, terminated or timed-out job again with the same input (409 otherwise)", Response: JobView{}, Handler: s.retryJob},
 		{Surface: Admin, Method: http.MethodPost, Path: "/jobs/{id}:cancel", Tag: "jobs", Perm: SiteAdminUp,
 			Summary: "Request cancellation of a running job (409 when it is not running)", Response: JobView{}, Handler: s.cancelJob},
 		{Surface: Admin, Method: http.MethodGet, Path: "/tasks", Tag: "jobs", Perm: SiteAdminUp, Query: TaskListQuery{},
 			Summary: "List jobs in the reference service's task shape (same data as GET /jobs)", Response: Page[Task]{}, Handler: s.listTasks},
-		{Surface: Admin, Method: http.MethodGet, Path: "/tasks/{id}", Tag: "jobs", Perm: SiteAdminUp,
+		{Surface: Admin, Method: http.MethodGet, Path: "/tasks/{id}", Tag: "jobs", Perm: EditorUp,
 			Summary: "A job in the reference service's task shape (same data as GET /jobs/{id})", Response: Task{}, Handler: s.getTask},
 	}
 }
@@ -123,8 +123,10 @@ func (s *Server) launch(ctx context.Context, tc client.Client, js jobStart) (cli
 func shortID() string { return workflows.ShortID(8) }
 
 // loadJob reads the {id} job and checks the caller may see it: admins every
-// job, tenant admins their tenant's, others jobs of their sites (and the
-// site-less jobs they started); any other job is 404.
+// job, tenant admins their tenant's, site admins jobs of their sites, editors
+// the jobs they started on their sites (an import's progress is theirs to
+// follow; what others run on the site is site administration), everyone the
+// site-less jobs they started; any other job is 404.
 func (s *Server) loadJob(c *fiber.Ctx) (*models.Job, error) {
 	id := c.Params("id")
 	if id == "" || len(id) > 200 {
@@ -143,8 +145,8 @@ func (s *Server) loadJob(c *fiber.Ctx) (*models.Job, error) {
 	switch {
 	case p.IsPlatform():
 	case j.SiteID != 0:
-		if err := requireSite(c, j.SiteID, SiteAdminUp); err != nil {
-			return nil, hiddenAs(err, NotFound("job"))
+		if !p.SeesSite(j.SiteID) || !p.CanSite(j.SiteID, SiteAdminUp) && j.CreatedBy != p.User.ID {
+			return nil, NotFound("job")
 		}
 	case p.IsAdmin():
 		if j.TenantID != p.User.TenantID {

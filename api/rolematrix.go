@@ -14,14 +14,15 @@ const (
 	ScopeAssignedSites = "assigned sites (tenant admin: its tenant's sites)"
 	ScopeOwnAccount    = "own account only (tenant admin: its tenant's users)"
 	ScopeOwnJobs       = "jobs of assigned sites (tenant admin: its tenant's jobs)"
+	ScopeStartedJobs   = "jobs of assigned sites, an editor's only those it started (tenant admin: its tenant's jobs)"
 	ScopeOwnTenant     = "own tenant"
 )
 
 // RouteScope says how the handler of an admin route limits a tenant admin,
 // site_admin or editor: to the sites they see (a tenant admin: every site of
 // its tenant; others: the sites assigned to them), to their own account, to
-// the jobs of their sites or to their own tenant. Anything outside is
-// answered as missing (404), never 403.
+// the jobs of their sites (an editor: those it started there) or to their own
+// tenant. Anything outside is answered as missing (404), never 403.
 func RouteScope(r Route) string {
 	switch {
 	case r.Perm == Public:
@@ -30,6 +31,8 @@ func RouteScope(r Route) string {
 		return ScopeNone
 	case strings.HasPrefix(r.Path, "/users/"):
 		return ScopeOwnAccount
+	case (strings.HasPrefix(r.Path, "/jobs") || strings.HasPrefix(r.Path, "/tasks")) && r.Perm == EditorUp:
+		return ScopeStartedJobs
 	case strings.HasPrefix(r.Path, "/jobs"), strings.HasPrefix(r.Path, "/tasks"):
 		return ScopeOwnJobs
 	case r.Perm == AdminOnly && !strings.HasPrefix(r.Path, "/sites/") && !strings.HasPrefix(r.Path, "/documents") &&
