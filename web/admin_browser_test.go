@@ -253,9 +253,10 @@ func TestBrowserConsoleNewcomer(t *testing.T) {
 }
 
 // TestBrowserConsoleEditor is an editor's journey: the console offers only
-// what the role may do (no jobs, analytics, AI, users, site settings,
-// deletes or vectorization), the editor can still write a document, and
-// the API refuses the rest anyway. It also switches the console to Chinese
+// what the role may do (no jobs page, analytics, AI, users, site settings,
+// deletes or vectorization), the editor can still write a document and
+// follow its own import's live progress, and the API refuses the rest
+// anyway. It also switches the console to Chinese
 // and shows it on a phone-sized screen.
 func TestBrowserConsoleEditor(t *testing.T) {
 	b, check := openChromium(t, 1300, 950, true)
@@ -381,6 +382,20 @@ func TestBrowserConsoleEditor(t *testing.T) {
 	b.shot("console-editor-preview")
 	b.do("save", chromedp.Click(css(`#doc-save`)), chromedp.WaitVisible(css(`#doc-form`)))
 	b.until("saved", `location.hash.startsWith("#/doc?id=")`, 10*time.Second)
+	// An editor's import shows its live progress, as an admin's does.
+	notes := writeFile(t, t.TempDir(), "leave.md", "# Leave\n\nBook leave two weeks ahead in the team calendar.\n")
+	b.do("import", chromedp.Navigate(ls.base+"/admin#/import?site="+fmt.Sprint(st.ID)), chromedp.WaitVisible(css(`#import-drop`)),
+		chromedp.SetUploadFiles(css(`#import-files`), []string{notes}, chromedp.NodeReady))
+	b.until("one file listed", `document.querySelectorAll("#import-list li").length === 1`, 10*time.Second)
+	b.do("start the import", chromedp.Click(css(`#import-start`)), chromedp.WaitVisible(css(`#import-items li`)))
+	b.until("the import completes", `document.querySelector("#import-progress").dataset.status === "completed"`, 90*time.Second)
+	b.until("the bars show 100%", `document.querySelector("#import-progress .job-bar").value === 100 &&
+		document.querySelector("#import-items progress").value === 100`, 10*time.Second)
+	if n := evalJS[int](b, `document.querySelectorAll("#import-retry").length`); n != 0 {
+		t.Errorf("an editor is offered %d import retries", n)
+	}
+	importJob := b.attr(`#import-progress`, "data-job")
+	b.shot("console-editor-import")
 	// A page the role may not see says so.
 	b.do("jobs page", chromedp.Navigate(ls.base+"/admin#/jobs"), chromedp.WaitVisible(css(`#view .notice.err`)))
 	if msg := b.text(`#view .notice.err`); !strings.Contains(msg, "Your role may not do this") {
@@ -413,6 +428,22 @@ func TestBrowserConsoleEditor(t *testing.T) {
 	}
 	if code := ls.status(t, login.Token, "GET", fmt.Sprintf("/admin/api/v1/sites/%d", other.ID), nil); code != http.StatusNotFound {
 		t.Errorf("editor reads another site: %d, want 404", code)
+	}
+	// The editor's own job is its to read; the admin's on the same site is not.
+	var adminJobs struct {
+		List []struct {
+			ID string `json:"id"`
+		} `json:"list"`
+	}
+	ls.call(t, "GET", fmt.Sprintf("/admin/api/v1/jobs?site_id=%d&kind=vectorize_document", st.ID), nil, &adminJobs)
+	if len(adminJobs.List) == 0 {
+		t.Fatal("the admin's document started no vectorization job")
+	}
+	for path, want := range map[string]int{"/admin/api/v1/jobs/" + importJob: http.StatusOK,
+		"/admin/api/v1/jobs/" + adminJobs.List[0].ID: http.StatusNotFound, "/admin/api/v1/jobs/" + adminJobs.List[0].ID + ":watch": http.StatusNotFound} {
+		if code := ls.status(t, login.Token, "GET", path, nil); code != want {
+			t.Errorf("editor GET %s: %d, want %d", path, code, want)
+		}
 	}
 
 	// Chinese, then a phone-sized screen with the menu.
@@ -453,10 +484,15 @@ func TestBrowserConsoleEditor(t *testing.T) {
 	check()
 }
 
-// TestBrowserChatResume cuts the chat's stream mid-answer (a proxy between
-// the browser and Lore drops the connection after the first piece of text,
-// while the run goes on): the panel resumes from the last event id
-// (Last-Event-ID) and shows the answer once, without repeating text.
+// TestBrowserChatResume cuts the chat's stream (a proxy between the browser
+// and Lore drops the connection while the run goes on) and checks that the
+// panel shows the answer once, without repeating text:
+//   - mid-answer, after the first piece of text: the panel resumes from the
+//     last event id (Last-Event-ID);
+//   - a first question, after the response headers but before
+//     response.created named the thread: the panel finds its thread among
+//     the visitor's sessions and re-attaches from the start, without asking
+//     again; the next question continues that thread.
 func TestBrowserChatResume(t *testing.T) {
 	b, check := openChromium(t, 1300, 950, true)
 	ls := startLive(t)
@@ -495,6 +531,20 @@ func TestBrowserChatResume(t *testing.T) {
 	go func() { _ = srv.Serve(ln) }()
 	t.Cleanup(func() { _ = srv.Close() })
 	base := "http://" + ln.Addr().String()
+	letters := regexp.MustCompile(`[^\p{L}\p{N}]+`)
+	key := fmt.Sprintf(`sessionStorage.getItem("lore.thread.site-%d")`, st.ID)
+	last := `#chat-log .msg.assistant:last-of-type`
+	// sameAnswer: the last answer of the panel is the one the run streamed.
+	sameAnswer := func(full string) {
+		t.Helper()
+		shown := b.text(last + ` .answer`)
+		if got, want := letters.ReplaceAllString(shown, ""), letters.ReplaceAllString(full, ""); got != want {
+			t.Fatalf("after the cut the panel shows\n%q\nthe run streamed\n%q", shown, full)
+		}
+		if n := b.text(last + ` .notice`); n != "" {
+			t.Errorf("a notice stays after the resume: %q", n)
+		}
+	}
 
 	b.do("ask", chromedp.Navigate(base+"/s/orchard"), chromedp.WaitVisible(css(`#chat-toggle`)),
 		chromedp.Click(css(`#chat-toggle`)), chromedp.WaitVisible(css(`#chat-input`)),
@@ -502,52 +552,95 @@ func TestBrowserChatResume(t *testing.T) {
 		chromedp.Click(css(`#chat-send`)),
 		chromedp.WaitVisible(css(`#chat-log .msg.assistant .feedback button`)))
 	b.shot("reader-chat-resumed")
-	full, deltas, resumed := px.result()
-	if deltas < 2 {
-		t.Fatalf("the answer came in %d text deltas: nothing to cut in the middle", deltas)
+	cut := px.result()
+	if cut.deltas < 2 {
+		t.Fatalf("the answer came in %d text deltas: nothing to cut in the middle", cut.deltas)
 	}
-	if resumed == "" {
-		t.Fatal("the panel did not resume with Last-Event-ID")
+	if len(cut.attached) == 0 || cut.attached[0].lastEventID == "" {
+		t.Fatalf("the panel did not resume with Last-Event-ID: %+v", cut.attached)
 	}
-	t.Logf("cut after the first of %d text deltas; resumed after event %s", deltas, resumed)
-	shown := b.text(`#chat-log .msg.assistant .answer`)
-	letters := regexp.MustCompile(`[^\p{L}\p{N}]+`)
-	if got, want := letters.ReplaceAllString(shown, ""), letters.ReplaceAllString(full, ""); got != want {
-		t.Fatalf("after the cut the panel shows\n%q\nthe run streamed\n%q", shown, full)
+	t.Logf("cut after the first of %d text deltas; resumed after event %s", cut.deltas, cut.attached[0].lastEventID)
+	sameAnswer(cut.full)
+
+	// A new conversation, cut before response.created.
+	px.next(true)
+	b.do("ask in a new chat", chromedp.Click(css(`#chat-new`)),
+		chromedp.SendKeys(css(`#chat-input`), "When should I plant apple trees?"),
+		chromedp.Click(css(`#chat-send`)),
+		chromedp.WaitVisible(css(last+` .feedback button`)))
+	cut = px.result()
+	thread := evalJS[string](b, key)
+	if cut.posts != 1 || cut.deltas == 0 || thread == "" {
+		t.Fatalf("cut before response.created: %d questions sent, %d text deltas streamed, thread %q", cut.posts, cut.deltas, thread)
 	}
-	if n := b.text(`#chat-log .msg.assistant .notice`); n != "" {
-		t.Errorf("a notice stays after the resume: %q", n)
+	if len(cut.attached) != 1 || cut.attached[0].thread != thread || cut.attached[0].lastEventID != "" {
+		t.Fatalf("the panel re-attached %+v, want thread %s from the start", cut.attached, thread)
+	}
+	sameAnswer(cut.full)
+	b.shot("reader-chat-resumed-unnamed")
+	b.do("follow-up", chromedp.SendKeys(css(`#chat-input`), "How far apart should apple trees be planted?"),
+		chromedp.Click(css(`#chat-send`)),
+		chromedp.WaitVisible(css(`#chat-log .msg.assistant:nth-of-type(4) .feedback button`)))
+	if got := evalJS[string](b, key); got != thread {
+		t.Errorf("the follow-up went to thread %q, want %q", got, thread)
 	}
 	check()
 }
 
-// cutProxy forwards to upstream; the first streamed chat answer is cut
-// for the browser after its first text delta (the rest of the upstream
-// stream is still read, so the run goes on), and every text delta of it
-// is recorded. A resume (a GET with Last-Event-ID) is recorded too.
+// cutProxy forwards to upstream; the first streamed chat answer after
+// next (or from the start) is cut for the browser (the rest of the upstream
+// stream is still read, so the run goes on), and every text delta of it is
+// recorded: after its first text delta, or with before right after the
+// response headers, before any event. Questions sent and re-attaches (GET
+// /v1/chat/responses/{thread}) are recorded too.
 type cutProxy struct {
 	upstream string
 	mu       sync.Mutex
+	before   bool
 	cutDone  bool
-	deltas   int
-	full     strings.Builder
-	resumed  string
+	cut      cutRecord
 }
 
-func (p *cutProxy) result() (string, int, string) {
+// cutRecord is what the proxy saw of one cut answer.
+type cutRecord struct {
+	posts    int // POST /v1/chat/responses
+	deltas   int
+	full     strings.Builder
+	attached []attachRecord
+}
+
+type attachRecord struct{ thread, lastEventID string }
+
+// next arms the proxy for another cut.
+func (p *cutProxy) next(before bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return p.full.String(), p.deltas, p.resumed
+	p.before, p.cutDone, p.cut = before, false, cutRecord{}
+}
+
+// cutResult is a cutRecord's figures.
+type cutResult struct {
+	posts, deltas int
+	full          string
+	attached      []attachRecord
+}
+
+func (p *cutProxy) result() cutResult {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return cutResult{p.cut.posts, p.cut.deltas, p.cut.full.String(), append([]attachRecord(nil), p.cut.attached...)}
 }
 
 func (p *cutProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	req, _ := http.NewRequestWithContext(context.Background(), r.Method, p.upstream+r.URL.RequestURI(), r.Body)
 	req.Header = r.Header.Clone()
-	if id := r.Header.Get("Last-Event-ID"); id != "" && strings.HasPrefix(r.URL.Path, "/v1/chat/responses/") {
-		p.mu.Lock()
-		p.resumed = id
-		p.mu.Unlock()
+	p.mu.Lock()
+	if thread, ok := strings.CutPrefix(r.URL.Path, "/v1/chat/responses/"); ok {
+		p.cut.attached = append(p.cut.attached, attachRecord{thread, r.Header.Get("Last-Event-ID")})
+	} else if r.Method == http.MethodPost && r.URL.Path == "/v1/chat/responses" {
+		p.cut.posts++
 	}
+	p.mu.Unlock()
 	res, err := http.DefaultTransport.RoundTrip(req)
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusBadGateway)
@@ -577,12 +670,30 @@ func (p *cutProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 	}
-	// Pass events through until the first text delta, then drop the
-	// browser's connection; keep reading upstream to record the answer.
+	// Pass events through until the first text delta (before: none), then
+	// drop the browser's connection; keep reading upstream to record the
+	// answer.
 	fl := w.(http.Flusher)
+	drop := func() {
+		// Let the page read what it got before the connection drops: a
+		// stream that errors discards what the page has not read yet.
+		time.Sleep(500 * time.Millisecond)
+		if hj, ok := w.(http.Hijacker); ok {
+			if conn, _, err := hj.Hijack(); err == nil {
+				_ = conn.Close()
+			}
+		}
+	}
+	p.mu.Lock()
+	passing := !p.before
+	p.cutDone = p.cutDone || p.before
+	p.mu.Unlock()
+	if !passing {
+		fl.Flush() // the headers only
+		drop()
+	}
 	sc := bufio.NewScanner(res.Body)
 	sc.Buffer(make([]byte, 64<<10), 4<<20)
-	passing := true
 	for sc.Scan() {
 		line := sc.Text()
 		if data, ok := strings.CutPrefix(line, "data: "); ok && strings.Contains(data, `"response.output_text.delta"`) {
@@ -591,24 +702,14 @@ func (p *cutProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			}
 			_ = json.Unmarshal([]byte(data), &ev)
 			p.mu.Lock()
-			p.full.WriteString(ev.Delta)
-			p.deltas++
-			first := !p.cutDone
+			p.cut.full.WriteString(ev.Delta)
+			p.cut.deltas++
 			p.cutDone = true
 			p.mu.Unlock()
-			if first && passing {
+			if passing {
 				_, _ = io.WriteString(w, line+"\n\n")
 				fl.Flush()
-				// Let the page read what it got before the connection
-				// drops: a stream that errors discards what the page has
-				// not read yet.
-				time.Sleep(500 * time.Millisecond)
-				hj, ok := w.(http.Hijacker)
-				if ok {
-					if conn, _, err := hj.Hijack(); err == nil {
-						_ = conn.Close()
-					}
-				}
+				drop()
 				passing = false
 			}
 			continue

@@ -139,7 +139,6 @@ const zh = {
   "Retry failed files": "重试失败的文件",
   "Publish the imported documents now": "立即发布导入的文档",
   "{n} documents published.": "已发布 {n} 个文档。",
-  "Import started. Your role cannot watch jobs: the documents appear in the list as they are made.": "导入已开始。你的角色无法查看任务：文档生成后会出现在列表中。",
   "The progress could not be followed: {why}": "无法跟踪进度：{why}",
   "Kind": "类型",
   "Progress": "进度",

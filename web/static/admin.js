@@ -816,11 +816,6 @@ function followImport(jobId, box, signal, site, oldRun) {
       actions.append(link(t("Documents"), "#/docs?site=" + site.id, { class: "button secondary" }));
     }
   };
-  if (!can("site_admin")) {
-    box.replaceChildren(h("p", { class: "notice ok", id: "import-started", text: t("Import started. Your role cannot watch jobs: the documents appear in the list as they are made.") }),
-      link(t("Documents"), "#/docs?site=" + site.id));
-    return;
-  }
   // Follow until the run ends (after a retry the watch may first end on
   // the retried run: then the new one is followed).
   (async () => {

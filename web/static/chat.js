@@ -409,6 +409,23 @@ async function consume(t, res, st) {
   }
 }
 
+// findThread recovers the thread of a first question whose stream dropped
+// before response.created named it: this visitor's session of this site
+// titled with the question and opened since it was sent (by the server's
+// clock, from the list's Date header, which counts whole seconds).
+async function findThread(sent, signal) {
+  const title = Array.from(sent.text).slice(0, 50).join(""); // the session title: 50 characters
+  const q = new URLSearchParams({ member_id: member, keyword: title, page: "1", size: "10" });
+  if (siteId) q.set("site_id", String(siteId));
+  const res = await fetch("/v1/chat/sessions?" + q, { headers: headers({ Accept: "application/json" }), signal });
+  if (!res.ok) return;
+  const data = (await res.json()).data || {};
+  const list = Array.isArray(data.list) ? data.list : Array.isArray(data.items) ? data.items : [];
+  const since = (Date.parse(res.headers.get("Date")) || Date.now()) - (Date.now() - sent.at) - 2000;
+  const s = list.find((x) => x && x.thread_id && x.title === title && Date.parse(x.created_at) >= since);
+  if (s) setThread(s.thread_id);
+}
+
 function attach(st) {
   const url = "/v1/chat/responses/" + encodeURIComponent(threadId) + "?member_id=" + encodeURIComponent(member);
   const h = { Accept: "text/event-stream" };
@@ -417,20 +434,29 @@ function attach(st) {
 }
 
 // run streams a turn: start() opens the first request; while the stream
-// ends without [DONE], it re-attaches from the last event id it saw.
-async function run(t, start) {
+// ends without [DONE], it re-attaches from the last event id it saw. A
+// first question dropped before its thread was named (sent.first) finds its
+// thread first.
+async function run(t, start, sent) {
   setBusy(true);
   const ctl = new AbortController();
   controller = ctl;
   const st = { lastId: 0, done: false, completed: false, failed: false };
   t.answer.classList.add("typing");
   try {
-    await consume(t, await start(st), st);
-    for (let tries = 1; !st.done && threadId && tries <= 5; tries++) {
+    let res = null;
+    try {
+      res = await start(st);
+    } catch (e) {
+      if (e.name === "AbortError") throw e; // else no answer came: a drop
+    }
+    if (res) await consume(t, res, st);
+    for (let tries = 1; !st.done && tries <= 5; tries++) {
       notice(t, "Connection lost, reconnecting…");
       await sleep(400 * 2 ** (tries - 1));
       try {
-        await consume(t, await attach(st), st);
+        if (!threadId && sent && sent.first) await findThread(sent, ctl.signal);
+        if (threadId) await consume(t, await attach(st), st);
       } catch (e) {
         if (e.name === "AbortError" || e instanceof HTTPError) throw e;
       }
@@ -459,6 +485,7 @@ function ask(text) {
   const payload = { input: text, stream: true, user: member };
   if (siteId) payload.filter = { site_id: siteId };
   if (threadId) payload.previous_response_id = threadId;
+  const sent = { text, at: Date.now(), first: !threadId };
   return run(t, () =>
     fetch("/v1/chat/responses", {
       method: "POST",
@@ -466,6 +493,7 @@ function ask(text) {
       body: JSON.stringify(payload),
       signal: controller.signal,
     }),
+    sent,
   );
 }
 
