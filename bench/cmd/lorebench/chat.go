@@ -67,6 +67,7 @@ func (b *bench) oneChat(ctx context.Context, c *http.Client, siteID int64, membe
 	rd := bufio.NewReaderSize(res.Body, 64<<10)
 	var text strings.Builder
 	var streamErr string // an error event's payload, for the error message
+	var types []string   // the event types read, in order, for the error message
 	done := false
 	for !done {
 		line, err := rd.ReadString('\n')
@@ -82,6 +83,9 @@ func (b *bench) oneChat(ctx context.Context, c *http.Client, siteID int64, membe
 				Delta string `json:"delta"`
 			}
 			if json.Unmarshal([]byte(data), &ev) == nil {
+				if n := len(types); n == 0 || types[n-1] != ev.Type {
+					types = append(types, ev.Type)
+				}
 				switch ev.Type {
 				case "response.created":
 					if s.created == 0 {
@@ -92,7 +96,7 @@ func (b *bench) oneChat(ctx context.Context, c *http.Client, siteID int64, membe
 						s.first = time.Since(t0)
 					}
 					text.WriteString(ev.Delta)
-				case "error":
+				case "response.error", "error":
 					if streamErr == "" {
 						streamErr = loreapi.Snippet([]byte(data))
 					}
@@ -114,7 +118,7 @@ func (b *bench) oneChat(ctx context.Context, c *http.Client, siteID int64, membe
 	case s.first == 0 && streamErr != "":
 		return s, fmt.Errorf("no response.output_text.delta event; error event %s", streamErr)
 	case s.first == 0:
-		return s, fmt.Errorf("no response.output_text.delta event")
+		return s, fmt.Errorf("no response.output_text.delta event (events: %s)", strings.Join(types, ", "))
 	case strings.Contains(text.String(), "[System Error") || strings.Contains(text.String(), "[Response timed out"):
 		return s, fmt.Errorf("answer is an error notice: %q", text.String())
 	}
