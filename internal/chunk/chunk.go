@@ -474,3 +474,59 @@ func isJoining(r rune) bool {
 	}
 	return unicode.In(r, unicode.Mn, unicode.Me, unicode.Mc)
 }
+
+// Lead bounds: a lead is prose (a sentence, not a label such as
+// "Stability: 2 - Stable" or "Source Code: lib/path.js"), cut to about the
+// length of an abstract.
+const (
+	leadMinWords = 8
+	leadMaxRunes = 300
+)
+
+// Lead returns the document's first paragraph of prose (at most
+// leadMaxRunes runes, cut at a word), or "" when it has none. A page's
+// opening paragraph says what the page is about, which a chunk from deep
+// inside it seldom does.
+func Lead(markdown string) string {
+	for _, sec := range parse(markdown) {
+		for _, b := range sec.blocks {
+			if b.fenced || strings.HasPrefix(strings.TrimSpace(b.text), "|") {
+				continue // code and tables are not prose
+			}
+			if len(analyze.Words(b.text)) < leadMinWords {
+				continue
+			}
+			text := strings.Join(strings.Fields(b.text), " ")
+			if utf8.RuneCountInString(text) <= leadMaxRunes {
+				return text
+			}
+			r := []rune(text)[:leadMaxRunes]
+			if i := strings.LastIndexFunc(string(r), unicode.IsSpace); i > leadMaxRunes/2 {
+				return string(r)[:i]
+			}
+			return string(r)
+		}
+	}
+	return ""
+}
+
+// EmbedText is what gets embedded for a chunk: the document's title and
+// lead (Lead) and the chunk's heading path give the fragment its
+// context, so a passage from deep inside a page still carries what the page
+// is about. The first chunk holds the lead already.
+func EmbedText(title, lead string, p Piece) string {
+	var b strings.Builder
+	b.Grow(len(title) + len(lead) + len(p.Heading) + len(p.Text) + 3)
+	b.WriteString(title)
+	if lead != "" && !strings.Contains(strings.Join(strings.Fields(p.Text), " "), lead) {
+		b.WriteString("\n")
+		b.WriteString(lead)
+	}
+	if p.Heading != "" {
+		b.WriteString("\n")
+		b.WriteString(p.Heading)
+	}
+	b.WriteString("\n")
+	b.WriteString(p.Text)
+	return b.String()
+}

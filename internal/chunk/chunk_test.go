@@ -452,3 +452,36 @@ func onlyMarkup(doc string) bool {
 	}
 	return true
 }
+
+func TestLeadIsTheFirstProseParagraph(t *testing.T) {
+	doc := "# Path\n\nStability: 2 - Stable\n\nSource Code: lib/path.js\n\n```js\nconst path = require('node:path');\n```\n\n" +
+		"| a | b c d e f g h i |\n|---|---|\n\nThe `node:path` module provides utilities for working with\nfile and directory paths.\n\n## Windows\n\nMore text here."
+	if got, want := Lead(doc), "The `node:path` module provides utilities for working with file and directory paths."; got != want {
+		t.Fatalf("Lead = %q, want %q", got, want)
+	}
+	if got := Lead("# Title\n\nShort label\n\n```\ncode code code code code code code code code\n```"); got != "" {
+		t.Fatalf("a document without prose has no lead, got %q", got)
+	}
+	long := strings.Repeat("word another ", 100)
+	got := Lead(long)
+	if n := utf8.RuneCountInString(got); n > leadMaxRunes || n < leadMaxRunes/2 || strings.HasSuffix(got, " ") || !strings.HasPrefix(long, got) {
+		t.Fatalf("a long lead is cut at a word within %d runes: %d runes, %q", leadMaxRunes, n, got)
+	}
+}
+func TestEmbedTextCarriesThePageLeadOnce(t *testing.T) {
+	doc := "# CREATE TRIGGER\n\nThe CREATE TRIGGER statement adds triggers to the database schema, operations performed automatically on an event.\n\n" +
+		"## Syntax\n\n" + strings.Repeat("A trigger fires for each row that the statement changes. ", 30)
+	pieces := Split(doc, Options{Size: 300})
+	lead := Lead(doc)
+	if len(pieces) < 3 || lead == "" {
+		t.Fatalf("want several pieces and a lead, got %d pieces, lead %q", len(pieces), lead)
+	}
+	first := EmbedText("CREATE TRIGGER", lead, pieces[0])
+	if strings.Count(first, "performed automatically") != 1 {
+		t.Fatalf("the piece holding the lead repeats it: %q", first)
+	}
+	deep := EmbedText("CREATE TRIGGER", lead, pieces[len(pieces)-1])
+	if !strings.HasPrefix(deep, "CREATE TRIGGER\n"+lead+"\nCREATE TRIGGER > Syntax\n") {
+		t.Fatalf("a piece from deep inside the page lacks the title, lead and heading: %q", deep)
+	}
+}

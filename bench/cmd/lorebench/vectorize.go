@@ -61,14 +61,6 @@ func (b *bench) corpusDocs(ctx context.Context) ([]corpus.Doc, corpus.Source, er
 	return b.corpus, src, nil
 }
 
-// embedText is what lore embeds for a chunk (activities.embedText).
-func embedText(title string, p chunk.Piece) string {
-	if p.Heading != "" {
-		return title + "\n" + p.Heading + "\n" + p.Text
-	}
-	return title + "\n" + p.Text
-}
-
 // plainLoop is the ceiling: the same chunk + embed + upsert work in one
 // goroutine into a fresh embedded store, with nothing around it.
 // maxStepNotes is how many jobs' steps the report lists.
@@ -87,11 +79,12 @@ func plainLoop(ctx context.Context, dir string, docs []corpus.Doc, emb embed.Emb
 	for i, d := range docs {
 		docID := int64(i + 1)
 		pieces := chunk.Split(d.Content, chunk.Options{Size: chunkSize, Overlap: chunkOverlap})
+		lead := chunk.Lead(d.Content)
 		for j := 0; j < len(pieces); j += embedBatch {
 			part := pieces[j:min(j+embedBatch, len(pieces))]
 			texts := make([]string, len(part))
 			for k, p := range part {
-				texts[k] = embedText(d.Title, p)
+				texts[k] = chunk.EmbedText(d.Title, lead, p)
 			}
 			vecs, err := emb.Embed(ctx, texts)
 			if err != nil {
