@@ -21,7 +21,6 @@ import (
 	"github.com/lorekb/lore/internal/config"
 	"github.com/lorekb/lore/internal/deps"
 	"github.com/lorekb/lore/internal/gctune"
-	"github.com/lorekb/lore/internal/opscli"
 	"github.com/lorekb/lore/internal/telemetry"
 	"github.com/lorekb/lore/worker"
 )
@@ -33,7 +32,7 @@ commands:
   worker    run the Temporal worker only
   migrate   apply database migrations and exit
   version   print the version
-` + opscli.Usage
+` + operatorUsage
 
 // GC settings unless the environment sets GOGC: request handling allocates
 // fast against a small live heap, and with the runtime's default (100) the
@@ -95,14 +94,14 @@ func migrate(ctx context.Context) error {
 	return nil
 }
 
-// operate runs an operator command of package opscli.
+// operate runs an operator command (opscli.go).
 func operate(ctx context.Context) error {
 	cfg, err := config.Load()
 	if err != nil {
 		return err
 	}
-	err = opscli.Run(ctx, cfg, os.Args[1:], os.Stdin, os.Stdout)
-	if errors.Is(err, opscli.ErrUsage) {
+	err = runOperator(ctx, cfg, os.Args[1:], os.Stdin, os.Stdout)
+	if errors.Is(err, errUsage) {
 		fmt.Fprint(os.Stderr, usage)
 		os.Exit(2)
 	}

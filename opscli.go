@@ -1,8 +1,9 @@
-// Package opscli holds the operator commands of the lore binary that are not
-// servers: `lore temporal setup` (register Lore's search attributes on a
-// Temporal namespace) and `lore users reset-password|create` (let an operator
-// who is locked out back in without wiping the data).
-package opscli
+// The operator commands of the lore binary that are not servers: `lore
+// temporal setup` (register Lore's search attributes on a Temporal namespace)
+// and `lore users reset-password|create` (let an operator who is locked out
+// back in without wiping the data). They sit beside main because they import
+// api and workflows, which no package under internal/ may.
+package main
 
 import (
 	"bufio"
@@ -27,29 +28,29 @@ import (
 	tlog "go.temporal.io/sdk/log"
 )
 
-// Usage lists the commands of this package, for the lore usage text.
-const Usage = `  temporal setup                     register Lore's search attributes on TEMPORAL_NAMESPACE (once per cluster)
+// operatorUsage lists the operator commands, for the lore usage text.
+const operatorUsage = `  temporal setup                     register Lore's search attributes on TEMPORAL_NAMESPACE (once per cluster)
   users reset-password --email E     set a new temporary password (printed), or one read from stdin with --stdin
   users create --email E [--role R]  create an active user (admin by default) with a printed temporary password
 `
 
-// ErrUsage is returned for a command line this package does not understand.
-var ErrUsage = errors.New("usage")
+// errUsage is returned for an operator command line that is not understood.
+var errUsage = errors.New("usage")
 
-// Run runs `lore temporal …` or `lore users …` (args start with the command
+// runOperator runs `lore temporal …` or `lore users …` (args start with the command
 // name) against the configuration's database and Temporal namespace. in
 // gives passwords for --stdin; out gets what an operator reads.
-func Run(ctx context.Context, cfg *config.Config, args []string, in io.Reader, out io.Writer) error {
+func runOperator(ctx context.Context, cfg *config.Config, args []string, in io.Reader, out io.Writer) error {
 	if len(args) < 2 {
-		return ErrUsage
+		return errUsage
 	}
 	switch args[0] + " " + args[1] {
 	case "temporal setup":
 		return temporalSetup(ctx, cfg, out)
 	case "users reset-password", "users create":
-		return users(ctx, cfg, args[1], args[2:], in, out)
+		return usersCommand(ctx, cfg, args[1], args[2:], in, out)
 	}
-	return ErrUsage
+	return errUsage
 }
 
 // temporalSetup registers every custom search attribute Lore's workflows
@@ -109,8 +110,8 @@ func typeName(t enumspb.IndexedValueType) string {
 	return strings.TrimPrefix(t.String(), "INDEXED_VALUE_TYPE_")
 }
 
-// users runs reset-password and create.
-func users(ctx context.Context, cfg *config.Config, cmd string, args []string, in io.Reader, out io.Writer) error {
+// usersCommand runs reset-password and create.
+func usersCommand(ctx context.Context, cfg *config.Config, cmd string, args []string, in io.Reader, out io.Writer) error {
 	fs := flag.NewFlagSet("lore users "+cmd, flag.ContinueOnError)
 	fs.SetOutput(out)
 	email := fs.String("email", "", "the user's email (login name)")
@@ -118,7 +119,7 @@ func users(ctx context.Context, cfg *config.Config, cmd string, args []string, i
 	role := fs.String("role", models.RoleAdmin, "create: admin | site_admin | editor")
 	name := fs.String("name", "", "create: display name (default: the email)")
 	if err := fs.Parse(args); err != nil {
-		return ErrUsage
+		return errUsage
 	}
 	if *email == "" || len(*email) > 200 || !strings.Contains(*email, "@") {
 		return errors.New("--email: a user's email is required")
@@ -126,13 +127,11 @@ func users(ctx context.Context, cfg *config.Config, cmd string, args []string, i
 	if cmd == "create" && *role != models.RoleAdmin && *role != models.RoleSiteAdmin && *role != models.RoleEditor {
 		return fmt.Errorf("--role: %q is not one of admin, site_admin, editor", *role)
 	}
-	pw, generated, err := password(*stdin, in)
+	pw, generated, err := newPassword(*stdin, in)
 	if err != nil {
 		return err
 	}
-	c := *cfg
-	c.TemporalAddr = "none" // the database only
-	d, err := deps.Open(ctx, &c, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	d, err := deps.Open(ctx, withoutTemporal(cfg), slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if err != nil {
 		return err
 	}
@@ -181,8 +180,8 @@ func users(ctx context.Context, cfg *config.Config, cmd string, args []string, i
 	return nil
 }
 
-// password reads the new password from stdin, or generates one.
-func password(fromStdin bool, in io.Reader) (string, bool, error) {
+// newPassword reads the new password from stdin, or generates one.
+func newPassword(fromStdin bool, in io.Reader) (string, bool, error) {
 	if !fromStdin {
 		return api.TempPassword(), true, nil
 	}

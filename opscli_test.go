@@ -1,4 +1,4 @@
-package opscli
+package main
 
 import (
 	"bytes"
@@ -35,7 +35,7 @@ func TestUsersResetPasswordAndCreate(t *testing.T) {
 		"LORE_JWT_SECRET": "opscli-secret-0123456789abcdef0123"})
 	run := func(stdin string, args ...string) (string, error) {
 		var out bytes.Buffer
-		err := Run(ctx, cfg, args, strings.NewReader(stdin), &out)
+		err := runOperator(ctx, cfg, args, strings.NewReader(stdin), &out)
 		return out.String(), err
 	}
 	// Nobody exists yet: reset names the create command; create makes an admin.
@@ -87,7 +87,7 @@ func TestUsersResetPasswordAndCreate(t *testing.T) {
 	if _, err := run("", "users", "create", "--email", "x@example.com", "--role", "root"); err == nil {
 		t.Fatal("role root accepted")
 	}
-	if _, err := run("", "users", "frobnicate"); err != ErrUsage {
+	if _, err := run("", "users", "frobnicate"); err != errUsage {
 		t.Fatalf("unknown command: %v", err)
 	}
 }
@@ -108,7 +108,7 @@ func TestTemporalSetupRegistersSearchAttributes(t *testing.T) {
 	defer func() { _ = srv.Stop() }()
 	cfg := loadConfig(t, map[string]string{"LORE_DATA_DIR": t.TempDir(), "TEMPORAL_ADDRESS": srv.FrontendHostPort()})
 	var out bytes.Buffer
-	if err := Run(ctx, cfg, []string{"temporal", "setup"}, nil, &out); err != nil {
+	if err := runOperator(ctx, cfg, []string{"temporal", "setup"}, nil, &out); err != nil {
 		t.Fatal(err)
 	}
 	if strings.Count(out.String(), " registered") != 6 {
@@ -124,7 +124,7 @@ func TestTemporalSetupRegistersSearchAttributes(t *testing.T) {
 		}
 	}
 	out.Reset()
-	if err := Run(ctx, cfg, []string{"temporal", "setup"}, nil, &out); err != nil || strings.Count(out.String(), "already registered") != 6 {
+	if err := runOperator(ctx, cfg, []string{"temporal", "setup"}, nil, &out); err != nil || strings.Count(out.String(), "already registered") != 6 {
 		t.Fatalf("second setup (%v):\n%s", err, out.String())
 	}
 	// A namespace set up before LoreJob existed: setup adds it alone and
@@ -134,7 +134,7 @@ func TestTemporalSetupRegistersSearchAttributes(t *testing.T) {
 		t.Fatal(err)
 	}
 	out.Reset()
-	if err := Run(ctx, cfg, []string{"temporal", "setup"}, nil, &out); err != nil || strings.Count(out.String(), "already registered") != 5 ||
+	if err := runOperator(ctx, cfg, []string{"temporal", "setup"}, nil, &out); err != nil || strings.Count(out.String(), "already registered") != 5 ||
 		!regexp.MustCompile(`(?m)^LoreJob +Bool +registered$`).MatchString(out.String()) {
 		t.Fatalf("setup of an older namespace (%v):\n%s", err, out.String())
 	}
