@@ -5,7 +5,7 @@
 # unpacked with dpkg -x (no root needed for either once the package lists are
 # current). Debian's fasttext trains skip-gram word vectors over the text's
 # analyzer terms, and internal/embed/learned/build packs them. It takes about
-# ten minutes on two idle cores.
+# a quarter of an hour on two idle cores.
 #
 # The evaluated corpora (nodejs-doc, sqlite3-doc, manpages-zh) and the
 # packages others hold out (git, docker) are not in the list, on purpose.
@@ -18,7 +18,8 @@ cd "$(dirname "$0")/.."
 export GOTOOLCHAIN=local CGO_ENABLED=0
 PACKAGES=(manpages manpages-dev perl-doc python3.11-doc golang-1.19-doc debian-reference-en
   debian-handbook bash-doc coreutils util-linux findutils grep sed tar gzip openssh-client procps
-  iproute2 systemd apt dpkg rsync curl wget bash less man-db)
+  iproute2 systemd apt dpkg rsync curl wget bash less man-db
+  postgresql-doc-15 python-django-doc ruby3.1-doc debian-policy developers-reference)
 DIM=${EMBEDDER_DIM:-128}
 EPOCHS=${EMBEDDER_EPOCHS:-10}
 THREADS=${EMBEDDER_THREADS:-$(nproc)}

@@ -33,7 +33,7 @@ const Magic = "LORELE01"
 
 // EnglishID is the embedded English model's ID (Info.ID), known without
 // decoding the model: index formats name it.
-const EnglishID = "lore-learned-en-v1"
+const EnglishID = "lore-learned-en-v2"
 
 //go:embed en.lmodel.gz
 var embeddedEN []byte

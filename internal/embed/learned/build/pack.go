@@ -19,7 +19,7 @@ import (
 // vectors of another version are re-indexed.
 const (
 	modelName    = "lore-learned-en"
-	modelVersion = 1
+	modelVersion = 2
 	sifA         = 1e-3
 	// pcSample bounds the paragraphs the common component is computed from.
 	pcSample = 40000
