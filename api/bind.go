@@ -32,49 +32,6 @@ var validate = func() *validator.Validate {
 	return v
 }()
 
-// PageQuery is the page, size and is_pager query of paginated lists.
-type PageQuery struct {
-	PageParam *int `query:"page" json:"page" doc:"page number, from 1" validate:"omitempty,min=1,max=1000000"`
-	SizeParam *int `query:"size" json:"size" doc:"page size" validate:"omitempty,min=1,max=1000"`
-	IsPager   *int `query:"is_pager" json:"is_pager" doc:"1 (default) pages; 0 returns every row" validate:"omitempty,oneof=0 1"`
-	// Page and Size are the effective values after Defaults.
-	Page, Size int
-}
-
-// Paged reports whether the caller wants pages (is_pager defaults to 1).
-func (p PageQuery) Paged() bool { return p.IsPager == nil || *p.IsPager != 0 }
-
-// Defaults fills page and size defaults and enforces the per-route maximum.
-func (p *PageQuery) Defaults(size, max int) error {
-	p.Page, p.Size = 1, size
-	if p.PageParam != nil {
-		p.Page = *p.PageParam
-	}
-	if p.SizeParam != nil {
-		p.Size = *p.SizeParam
-	}
-	if max > 0 && p.Size > max {
-		return Invalid("size: must be at most %d", max)
-	}
-	return nil
-}
-
-// Limit and Offset give the SQL window; -1 limit means all rows.
-func (p PageQuery) Limit() int {
-	if !p.Paged() {
-		return 10000
-	}
-	return p.Size
-}
-
-// Offset is the first row of the page.
-func (p PageQuery) Offset() int {
-	if !p.Paged() {
-		return 0
-	}
-	return (p.Page - 1) * p.Size
-}
-
 // bindQuery fills the query-tagged fields of dst (a pointer to struct, with
 // embedded structs) from the query string and validates them. A value of the
 // wrong type is a 422 naming the parameter.

@@ -152,10 +152,7 @@ func treeError(err error) error {
 
 func (s *Server) listCollections(c *fiber.Ctx) error {
 	var q CollectionListQuery
-	if err := bindQuery(c, &q); err != nil {
-		return err
-	}
-	if err := q.Defaults(20, 100); err != nil {
+	if err := bindPage(c, &q, 20, 100); err != nil {
 		return err
 	}
 	if _, err := s.adminSite(c, q.SiteID, EditorUp); err != nil {

@@ -186,10 +186,7 @@ func (s *Server) afterSave(c *fiber.Ctx, before, after *models.Document, vectori
 
 func (s *Server) listDocumentsAdmin(c *fiber.Ctx) error {
 	var q AdminDocumentQuery
-	if err := bindQuery(c, &q); err != nil {
-		return err
-	}
-	if err := q.Defaults(10, 1000); err != nil {
+	if err := bindPage(c, &q, 10, 1000); err != nil {
 		return err
 	}
 	exclude := q.ExcludeContent == nil || *q.ExcludeContent
@@ -391,10 +388,7 @@ func (s *Server) deleteDocument(c *fiber.Ctx) error {
 
 func (s *Server) listDocumentsClient(c *fiber.Ctx) error {
 	var q ClientDocumentQuery
-	if err := bindQuery(c, &q); err != nil {
-		return err
-	}
-	if err := q.Defaults(10, 1000); err != nil {
+	if err := bindPage(c, &q, 10, 1000); err != nil {
 		return err
 	}
 	tenant, err := s.clientTenant(c.UserContext(), q.ClientTenantQuery)

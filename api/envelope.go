@@ -39,18 +39,6 @@ func created(c *fiber.Ctx, data any) error {
 	return c.JSON(Envelope{Code: 0, Msg: msgSuccess(c), Data: data})
 }
 
-// paged writes a list page; list must be non-nil so it encodes as [].
-func paged[T any](c *fiber.Ctx, list []T, total int, p PageQuery) error {
-	if list == nil {
-		list = []T{}
-	}
-	pg := Pagination{IsPager: 1, Page: p.Page, Size: p.Size, Total: total}
-	if !p.Paged() {
-		pg = Pagination{IsPager: 0, Page: 1, Size: total, Total: total}
-	}
-	return ok(c, Page[T]{List: list, Pagination: pg})
-}
-
 // Message is the data of operations that only confirm.
 type Message struct {
 	Message string `json:"message"`

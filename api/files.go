@@ -169,6 +169,9 @@ func (s *Server) fileRoutes() []Route {
 			Summary:     "Serve a signed URL of the local file store",
 			Description: "The URLs come from :presignedUrl and uploads when files are stored locally; a tampered or expired signature is 403.",
 			Query:       SignedFileQuery{}, Handler: s.signedDownload},
+		{Surface: Admin, Method: http.MethodGet, Path: "/files", Tag: "files", Perm: SiteAdminUp,
+			Summary: "List files (the reference's path of files:list)", Query: FileListQuery{},
+			Response: Page[FileItem]{}, Handler: s.listFiles},
 	}
 }
 
@@ -180,10 +183,7 @@ func (s *Server) listFiles(c *fiber.Ctx) error {
 		return err
 	}
 	var q FileListQuery
-	if err := bindQuery(c, &q); err != nil {
-		return err
-	}
-	if err := q.Defaults(20, 100); err != nil {
+	if err := bindPage(c, &q, 20, 100); err != nil {
 		return err
 	}
 	if err := blob.ValidatePrefix(q.Prefix); err != nil {

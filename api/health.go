@@ -26,7 +26,7 @@ func (s *Server) healthRoutes() []Route {
 			Summary: "Health check including database (and Temporal when configured) status",
 			Perm:    Public, Response: Health{}, Handler: s.health})
 	}
-	return rs
+	return append(rs, s.systemInfoRoute())
 }
 
 func (s *Server) health(c *fiber.Ctx) error {

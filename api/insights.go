@@ -13,8 +13,7 @@ import (
 )
 
 // The reference's EE admin routes for reviewing what readers asked and where
-// the docs failed them: a site's chat sessions, feedback and analytics, plus
-// GET /files (the reference's name of files:list).
+// the docs failed them: a site's chat sessions, feedback and analytics.
 
 // SiteChatListQuery is the query of GET /sites/{id}/chat-sessions.
 type SiteChatListQuery struct {
@@ -75,7 +74,7 @@ type FeedbackStats struct {
 }
 
 func (s *Server) insightRoutes() []Route {
-	return append(append(s.eeConfigRoutes(), s.systemInfoRoute()), []Route{
+	return []Route{
 		{Surface: Admin, Method: http.MethodGet, Path: "/sites/{id}/chat-sessions", Tag: "insights", Perm: SiteAdminUp,
 			Summary: "EE: the site's chat sessions, most recently updated first", Query: SiteChatListQuery{},
 			Response: SiteChatList{}, Handler: s.adminSiteChats},
@@ -95,10 +94,7 @@ func (s *Server) insightRoutes() []Route {
 		{Surface: Admin, Method: http.MethodGet, Path: "/feedback/stats", Tag: "insights", Perm: SiteAdminUp,
 			Summary: "EE: counts of the site's answer ratings", Query: FeedbackStatsQuery{}, Response: FeedbackStats{},
 			Handler: s.feedbackStats},
-		{Surface: Admin, Method: http.MethodGet, Path: "/files", Tag: "files", Perm: SiteAdminUp,
-			Summary: "List files (the reference's path of files:list)", Query: FileListQuery{},
-			Response: Page[FileItem]{}, Handler: s.listFiles},
-	}...)
+	}
 }
 
 func (s *Server) adminSiteChats(c *fiber.Ctx) error {
@@ -107,10 +103,7 @@ func (s *Server) adminSiteChats(c *fiber.Ctx) error {
 		return err
 	}
 	var q SiteChatListQuery
-	if err := bindQuery(c, &q); err != nil {
-		return err
-	}
-	if err := q.Defaults(20, 100); err != nil {
+	if err := bindPage(c, &q, 20, 100); err != nil {
 		return err
 	}
 	f := db.SiteChatFilter{SiteID: st.ID, Keyword: strings.TrimSpace(q.Keyword), Field: q.SearchField,
@@ -132,13 +125,11 @@ func (s *Server) adminSiteChats(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	out := SiteChatList{List: make([]ChatSessionResponse, len(rows)), Total: total, Page: q.Page, Size: q.Size}
+	out := SiteChatList{List: make([]ChatSessionResponse, len(rows)), Total: total}
+	out.Page, out.Size = q.reported(total)
 	for i := range rows {
 		out.List[i] = chatSessionResponse(&rows[i])
 		out.List[i].MemberID = s.memberHandle(st.ID, rows[i].MemberID)
-	}
-	if !q.Paged() {
-		out.Page, out.Size = 1, total
 	}
 	return ok(c, out)
 }
@@ -197,10 +188,7 @@ func (s *Server) adminDeleteSiteChat(c *fiber.Ctx) error {
 
 func (s *Server) listFeedback(c *fiber.Ctx) error {
 	var q FeedbackListQuery
-	if err := bindQuery(c, &q); err != nil {
-		return err
-	}
-	if err := q.Defaults(20, 100); err != nil {
+	if err := bindPage(c, &q, 20, 100); err != nil {
 		return err
 	}
 	if err := requireSite(c, q.SiteID, SiteAdminUp); err != nil {
@@ -210,16 +198,14 @@ func (s *Server) listFeedback(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	out := FeedbackListPage{List: make([]FeedbackListItem, len(rows)), Total: total, Page: q.Page, Size: q.Size}
+	out := FeedbackListPage{List: make([]FeedbackListItem, len(rows)), Total: total}
+	out.Page, out.Size = q.reported(total)
 	for i, r := range rows {
 		out.List[i] = FeedbackListItem{ID: r.ID, ChatMessageID: r.MessageID, ThreadID: r.ThreadID, Reason: r.Reason,
 			MemberID: s.memberHandle(q.SiteID, r.MemberID), CreatedAt: r.CreatedAt.UTC(), MessageContent: r.MessageContent}
 		if r.Rating != nil {
 			out.List[i].Rating = *r.Rating
 		}
-	}
-	if !q.Paged() {
-		out.Page, out.Size = 1, total
 	}
 	return ok(c, out)
 }

@@ -105,10 +105,7 @@ func (s *Server) listRevisions(c *fiber.Ctx) error {
 		return err
 	}
 	var q PageQuery
-	if err := bindQuery(c, &q); err != nil {
-		return err
-	}
-	if err := q.Defaults(20, 100); err != nil {
+	if err := bindPage(c, &q, 20, 100); err != nil {
 		return err
 	}
 	rows, total, err := s.d.DB.ListRevisions(c.UserContext(), doc.ID, q.Limit(), q.Offset())

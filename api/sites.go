@@ -124,7 +124,7 @@ type ClientSiteListQuery struct {
 }
 
 func (s *Server) siteRoutes() []Route {
-	return []Route{
+	return append([]Route{
 		{Surface: Admin, Method: http.MethodGet, Path: "/sites", Tag: "sites", Perm: EditorUp,
 			Summary: "List sites (non-admins see their assigned sites), newest first", Query: SiteListQuery{},
 			Response: Page[SiteResponse]{}, Handler: s.adminListSites},
@@ -157,17 +157,14 @@ func (s *Server) siteRoutes() []Route {
 		{Surface: Client, Method: http.MethodGet, Path: "/sites:byDomain/{domain}", Tag: "sites", Perm: Public,
 			Summary: "Get an active site by domain (cached 10 minutes)", Description: privateDetailDoc, Query: ClientTenantQuery{}, Response: ClientSite{},
 			Handler: s.clientSiteByDomain},
-	}
+	}, s.eeConfigRoutes()...)
 }
 
 // ---- normalisation and validation -----------------------------------------
 
 func (s *Server) adminListSites(c *fiber.Ctx) error {
 	var q SiteListQuery
-	if err := bindQuery(c, &q); err != nil {
-		return err
-	}
-	if err := q.Defaults(10, 1000); err != nil {
+	if err := bindPage(c, &q, 10, 1000); err != nil {
 		return err
 	}
 	sites, total, err := s.d.DB.ListSites(c.UserContext(), db.SiteFilter{Status: siteStatus(q.Status), TenantID: q.TenantID,

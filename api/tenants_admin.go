@@ -206,10 +206,7 @@ func (s *Server) currentTenant(c *fiber.Ctx) error {
 
 func (s *Server) listTenants(c *fiber.Ctx) error {
 	var q TenantListQuery
-	if err := bindQuery(c, &q); err != nil {
-		return err
-	}
-	if err := q.Defaults(10, 100); err != nil {
+	if err := bindPage(c, &q, 10, 100); err != nil {
 		return err
 	}
 	rows, total, err := s.d.DB.ListTenants(c.UserContext(), strings.TrimSpace(q.Keyword), q.Limit(), q.Offset())

@@ -330,10 +330,7 @@ func (s *Server) saveNewUser(c *fiber.Ctx, u *models.User, sites []int64) error 
 
 func (s *Server) listUsers(c *fiber.Ctx) error {
 	var q UserListQuery
-	if err := bindQuery(c, &q); err != nil {
-		return err
-	}
-	if err := q.Defaults(10, 100); err != nil {
+	if err := bindPage(c, &q, 10, 100); err != nil {
 		return err
 	}
 	if q.Keyword == "" {

@@ -16,10 +16,7 @@ import (
 
 func (s *Server) clientListSites(c *fiber.Ctx) error {
 	var q ClientSiteListQuery
-	if err := bindQuery(c, &q); err != nil {
-		return err
-	}
-	if err := q.Defaults(10, 1000); err != nil {
+	if err := bindPage(c, &q, 10, 1000); err != nil {
 		return err
 	}
 	tenant, err := s.clientTenant(c.UserContext(), q.ClientTenantQuery)
