@@ -22,7 +22,6 @@ import (
 	_ "github.com/lorekb/lore/internal/convert/processor/drivers" // external processors an import may name
 	"github.com/lorekb/lore/internal/datasource"
 	"github.com/lorekb/lore/internal/db"
-	"github.com/lorekb/lore/internal/deps"
 	"github.com/lorekb/lore/models"
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
@@ -30,9 +29,16 @@ import (
 
 // Import holds the import activities.
 type Import struct {
-	D *deps.Deps
-	// Sources opens a data source by id (set by the worker; see
-	// datasources.Open).
+	DB     ImportStore
+	Blob   blob.Store // nil: no object store (uploads and images are refused or skipped)
+	Models TenantModels
+	// Outbound is the transport to external document processors (see
+	// deps.Outbound).
+	Outbound func() http.RoundTripper
+	// PublicURL is Lore's public address (LORE_PUBLIC_URL), the base of the
+	// links to extracted images.
+	PublicURL string
+	// Sources opens the files of a data source (deps.DataSource).
 	Sources func(ctx context.Context, ds *models.DataSource) (datasource.Source, error)
 	// Processors builds the converter of a configured external processor.
 	Processors func(c processor.Config) (convert.Converter, error)
@@ -40,6 +46,18 @@ type Import struct {
 	// (0: convert.DefaultLimits.Timeout); past it the file fails alone,
 	// without a retry.
 	FileTimeout time.Duration
+}
+
+// ImportStore is the database of an import: the documents it created (by
+// import id and file index, so a retry finds them), its data sources and the
+// tenant's processor configuration.
+type ImportStore interface {
+	ImportedDocument(ctx context.Context, importID string, index int) (int64, bool, error)
+	CreateImportedDocument(ctx context.Context, importID string, index int, doc *models.Document) (int64, bool, error)
+	ImportedDocuments(ctx context.Context, importID string, indexes []int) (map[int]db.ImportedDoc, error)
+	CreateImportedDocuments(ctx context.Context, importID string, docs []db.NewImportedDoc) ([]bool, error)
+	GetDataSource(ctx context.Context, id int64) (*models.DataSource, error)
+	GetSystemConfig(ctx context.Context, tenantID int64, key string) (*models.SystemConfig, error)
 }
 
 // processorTimeout is the conversion budget of a file sent to an external
@@ -131,7 +149,7 @@ func fileFailure(format string, args ...any) error {
 // import id and file index) and creates nothing. Imports started before
 // ImportBatch still run it.
 func (a *Import) ImportFile(ctx context.Context, in ImportFileInput) (ImportFileResult, error) {
-	if id, ok, err := a.D.DB.ImportedDocument(ctx, in.Spec.ImportID, in.Index); err != nil {
+	if id, ok, err := a.DB.ImportedDocument(ctx, in.Spec.ImportID, in.Index); err != nil {
 		return ImportFileResult{}, err
 	} else if ok {
 		return ImportFileResult{DocumentID: id}, nil
@@ -149,7 +167,7 @@ func (a *Import) ImportFile(ctx context.Context, in ImportFileInput) (ImportFile
 	if err != nil {
 		return ImportFileResult{}, err
 	}
-	id, created, err := a.D.DB.CreateImportedDocument(ctx, in.Spec.ImportID, in.Index, doc)
+	id, created, err := a.DB.CreateImportedDocument(ctx, in.Spec.ImportID, in.Index, doc)
 	if errors.Is(err, db.ErrCollectionNotInSite) || errors.Is(err, db.ErrNotFound) {
 		return ImportFileResult{}, fileFailure("%s: the collection is gone or belongs to another site", in.File.Name)
 	}
@@ -292,12 +310,12 @@ func (a *Import) fetch(ctx context.Context, in ImportFileInput) ([]byte, error) 
 	var err error
 	switch in.File.Source {
 	case SourceUpload:
-		if a.D.Blob == nil {
+		if a.Blob == nil {
 			return nil, errors.New("no object store configured")
 		}
-		rc, _, err = a.D.Blob.Get(ctx, in.File.Key)
+		rc, _, err = a.Blob.Get(ctx, in.File.Key)
 	case SourceDataSource:
-		ds, derr := a.D.DB.GetDataSource(ctx, in.File.DataSourceID)
+		ds, derr := a.DB.GetDataSource(ctx, in.File.DataSourceID)
 		if errors.Is(derr, db.ErrNotFound) || (derr == nil && ds.TenantID != in.Spec.TenantID) {
 			return nil, fileFailure("%s: data source %d no longer exists", in.File.Name, in.File.DataSourceID)
 		}
@@ -367,7 +385,7 @@ func (a *Import) converter(ctx context.Context, spec ImportSpec) (convert.Conver
 	if spec.Processor == "" || spec.Processor == builtin.Name {
 		return registryConverter{builtinConverters()}, nil
 	}
-	row, err := a.D.DB.GetSystemConfig(ctx, spec.TenantID, processor.ConfigKey)
+	row, err := a.DB.GetSystemConfig(ctx, spec.TenantID, processor.ConfigKey)
 	if err != nil && !errors.Is(err, db.ErrNotFound) {
 		return nil, err
 	}
@@ -386,7 +404,7 @@ func (a *Import) converter(ctx context.Context, spec ImportSpec) (convert.Conver
 	if a.Processors == nil {
 		// A redirect is not followed: the request carries the processor's
 		// key, and its target is the processor's to name in base_url.
-		return processor.New(cfg, &http.Client{Timeout: 10 * time.Minute, Transport: a.D.Outbound(),
+		return processor.New(cfg, &http.Client{Timeout: 10 * time.Minute, Transport: a.Outbound(),
 			CheckRedirect: func(req *http.Request, _ []*http.Request) error {
 				return fmt.Errorf("the document processor redirected to %s: redirects are not followed; set its base_url to the address that answers", req.URL.Redacted())
 			}})
@@ -408,18 +426,18 @@ func (r registryConverter) Convert(ctx context.Context, in convert.Input) (*conv
 // and deleting the site removes them) and rewrites their links to the
 // public file route.
 func (a *Import) storeImages(ctx context.Context, in ImportFileInput, res *convert.Result) (string, error) {
-	if len(res.Images) == 0 || a.D.Blob == nil {
+	if len(res.Images) == 0 || a.Blob == nil {
 		return convert.RewriteImages(res.Markdown, nil), nil
 	}
 	urls := map[string]string{}
-	base := strings.TrimRight(a.D.Cfg.PublicURL, "/")
+	base := strings.TrimRight(a.PublicURL, "/")
 	for _, img := range res.Images {
 		name := fmt.Sprintf("sites/%d/imports/%s/%d/%s", in.Spec.SiteID, in.Spec.ImportID, in.Index, img.Name)
 		ct := img.ContentType
 		if ct == "" {
 			ct = mime.TypeByExtension(path.Ext(img.Name))
 		}
-		if _, err := a.D.Blob.Put(ctx, name, strings.NewReader(string(img.Data)), int64(len(img.Data)), ct, nil); err != nil {
+		if _, err := a.Blob.Put(ctx, name, strings.NewReader(string(img.Data)), int64(len(img.Data)), ct, nil); err != nil {
 			return "", fmt.Errorf("store image %s: %w", img.Name, err)
 		}
 		urls[img.Name] = base + "/v1/files/" + (&url.URL{Path: name}).EscapedPath() + ":download"
@@ -429,8 +447,8 @@ func (a *Import) storeImages(ctx context.Context, in ImportFileInput, res *conve
 
 // RemoveUploads deletes the uploaded source files of a finished import.
 func (a *Import) RemoveUploads(ctx context.Context, prefix string) error {
-	if a.D.Blob == nil || !strings.HasPrefix(prefix, "sites/") || !strings.HasSuffix(prefix, "/") {
+	if a.Blob == nil || !strings.HasPrefix(prefix, "sites/") || !strings.HasSuffix(prefix, "/") {
 		return nil
 	}
-	return a.D.Blob.DeletePrefix(ctx, prefix)
+	return a.Blob.DeletePrefix(ctx, prefix)
 }

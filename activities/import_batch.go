@@ -60,7 +60,7 @@ func (a *Import) ImportBatch(ctx context.Context, in ImportBatchInput) (ImportBa
 	for i, f := range in.Files {
 		items[i].Index, indexes[i] = f.Index, f.Index
 	}
-	done, err := a.D.DB.ImportedDocuments(ctx, in.Spec.ImportID, indexes)
+	done, err := a.DB.ImportedDocuments(ctx, in.Spec.ImportID, indexes)
 	if err != nil {
 		return ImportBatchResult{}, err
 	}
@@ -119,7 +119,7 @@ func (a *Import) ImportBatch(ctx context.Context, in ImportBatchInput) (ImportBa
 			at = append(at, i)
 		}
 	}
-	created, err := a.D.DB.CreateImportedDocuments(ctx, in.Spec.ImportID, fresh)
+	created, err := a.DB.CreateImportedDocuments(ctx, in.Spec.ImportID, fresh)
 	if errors.Is(err, db.ErrCollectionNotInSite) || errors.Is(err, db.ErrNotFound) {
 		for _, i := range at {
 			items[i].Reason = in.Files[i].File.Name + ": the collection is gone or belongs to another site"

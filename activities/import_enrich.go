@@ -24,8 +24,8 @@ func (a *Import) generate(ctx context.Context, spec ImportSpec, md string, meta 
 	req := enrich.Request{Content: enrich.Lead(md), Fields: spec.Generate}
 	res, by := enrich.Result{}, "extractive"
 	done := false
-	if ai, err := a.D.AIConfig(ctx, spec.TenantID); err == nil && !deps.LocalChat(ai.Chat) {
-		m, _, err := a.D.ChatModel(ctx, spec.TenantID)
+	if ai, err := a.Models.AIConfig(ctx, spec.TenantID); err == nil && !deps.LocalChat(ai.Chat) {
+		m, _, err := a.Models.ChatModel(ctx, spec.TenantID)
 		if err == nil {
 			mctx, cancel := context.WithTimeout(ctx, generateTimeout)
 			res, err = enrich.WithModel(mctx, m, req)

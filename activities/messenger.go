@@ -15,8 +15,10 @@ import (
 	"sync"
 	"time"
 
+	"github.com/lorekb/lore/internal/config"
 	"github.com/lorekb/lore/internal/db"
 	"github.com/lorekb/lore/internal/deps"
+	"github.com/lorekb/lore/internal/llm"
 	"github.com/lorekb/lore/internal/msgr"
 	"github.com/lorekb/lore/models"
 	"go.temporal.io/sdk/activity"
@@ -149,12 +151,22 @@ func MessengerChannelFor(cfg *deps.BotConfig, channel string, site *models.Site)
 // every call, so platform clients (and their cached access tokens) are
 // reused across activities.
 type Messenger struct {
-	D *deps.Deps
+	DB *db.DB
+	// Cfg gives MESSENGER_BASE_URL and the chat-run settings of a
+	// customer-service turn.
+	Cfg     *config.Config
+	Tenants MessengerTenants
 	// HTTPClient is used for the platform API (nil: msgr's default client).
 	HTTPClient *http.Client
 
 	mu      sync.Mutex
 	clients map[clientKey]*msgr.Client
+}
+
+// MessengerTenants gives a tenant's bot configuration and its chat model.
+type MessengerTenants interface {
+	BotConfig(ctx context.Context, tenantID int64) (deps.BotConfig, error)
+	ChatModel(ctx context.Context, tenantID int64) (llm.Model, string, error)
 }
 
 // clientKey identifies one platform client: one corp credential on one API
@@ -163,7 +175,7 @@ type clientKey struct{ baseURL, corpID, secret string }
 
 // client returns the cached platform client of a corp id and secret.
 func (m *Messenger) client(corpID, secret string) *msgr.Client {
-	k := clientKey{baseURL: m.D.Cfg.MessengerBaseURL, corpID: corpID, secret: secret}
+	k := clientKey{baseURL: m.Cfg.MessengerBaseURL, corpID: corpID, secret: secret}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.clients == nil {
@@ -196,14 +208,14 @@ func classifyAPIError(err error) error {
 // sendingChannel loads the site's channel settings needed to call the
 // platform API; every failure is permanent.
 func (m *Messenger) sendingChannel(ctx context.Context, channel string, siteID int64) (*models.Site, *deps.MessengerChannel, error) {
-	site, err := m.D.DB.GetSite(ctx, siteID)
+	site, err := m.DB.GetSite(ctx, siteID)
 	if errors.Is(err, db.ErrNotFound) {
 		return nil, nil, permanent("site %d no longer exists", siteID)
 	}
 	if err != nil {
 		return nil, nil, err
 	}
-	cfg, err := m.D.BotConfig(ctx, site.TenantID)
+	cfg, err := m.Tenants.BotConfig(ctx, site.TenantID)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -325,7 +337,7 @@ func (m *Messenger) SyncKefu(ctx context.Context, in KefuSyncInput) (KefuPage, e
 	cursor := in.Cursor
 	first := false
 	if cursor == "" {
-		if cursor, err = m.D.DB.MessengerCursor(ctx, page.CursorKey); err != nil {
+		if cursor, err = m.DB.MessengerCursor(ctx, page.CursorKey); err != nil {
 			return KefuPage{}, err
 		}
 		first = cursor == ""
@@ -353,7 +365,7 @@ func (m *Messenger) SyncKefu(ctx context.Context, in KefuSyncInput) (KefuPage, e
 
 // SaveKefuCursor stores where the next pull of an account starts.
 func (m *Messenger) SaveKefuCursor(ctx context.Context, key, cursor string) error {
-	return m.D.DB.SaveMessengerCursor(ctx, key, cursor)
+	return m.DB.SaveMessengerCursor(ctx, key, cursor)
 }
 
 // KefuTurnInput is one pulled customer message of a site.
@@ -377,34 +389,34 @@ type KefuTurn struct {
 // nothing to answer. If storing fails the mark is removed again, so the
 // retry (or the next pull) processes the message.
 func (m *Messenger) BeginKefuTurn(ctx context.Context, in KefuTurnInput) (KefuTurn, error) {
-	site, err := m.D.DB.GetSite(ctx, in.SiteID)
+	site, err := m.DB.GetSite(ctx, in.SiteID)
 	if errors.Is(err, db.ErrNotFound) || (err == nil && (site.Status != models.SiteActive || site.Deleting)) {
 		return KefuTurn{}, nil
 	}
 	if err != nil {
 		return KefuTurn{}, err
 	}
-	if _, _, err := m.D.ChatModel(ctx, site.TenantID); err != nil {
+	if _, _, err := m.Tenants.ChatModel(ctx, site.TenantID); err != nil {
 		activity.GetLogger(ctx).Warn("kefu message not answered: no chat model", "site_id", site.ID, "err", err)
 		return KefuTurn{}, nil
 	}
-	fresh, err := m.D.DB.MarkMessageProcessed(ctx, ChannelKefu, in.Msg.Key)
+	fresh, err := m.DB.MarkMessageProcessed(ctx, ChannelKefu, in.Msg.Key)
 	if err != nil || !fresh {
 		return KefuTurn{}, err
 	}
 	start := time.Now()
-	thread, err := MessengerThread(ctx, m.D.DB, ChannelKefu, site.ID, in.Msg.ExternalUserID, in.Msg.OpenKfID, in.Msg.ExternalUserID)
+	thread, err := MessengerThread(ctx, m.DB, ChannelKefu, site.ID, in.Msg.ExternalUserID, in.Msg.OpenKfID, in.Msg.ExternalUserID)
 	var ts *db.TurnStart
 	if err == nil {
-		ts, err = m.D.DB.StartTurn(ctx, db.BeginTurn{ThreadID: thread, TenantID: site.TenantID, SiteID: site.ID,
+		ts, err = m.DB.StartTurn(ctx, db.BeginTurn{ThreadID: thread, TenantID: site.TenantID, SiteID: site.ID,
 			MemberID: in.Msg.ExternalUserID, Source: ChannelKefu, UserText: in.Msg.Content})
 	}
 	if err != nil {
-		if ferr := m.D.DB.ForgetProcessedMessage(context.WithoutCancel(ctx), ChannelKefu, in.Msg.Key); ferr != nil {
+		if ferr := m.DB.ForgetProcessedMessage(context.WithoutCancel(ctx), ChannelKefu, in.Msg.Key); ferr != nil {
 			activity.GetLogger(ctx).Error("kefu: release processed mark", "key", in.Msg.Key, "err", ferr)
 		}
 		return KefuTurn{}, err
 	}
-	return KefuTurn{Started: true, ChatRunSpec: NewChatRunSpec(m.D.Cfg, site, thread, ts.Turn, start), SessionID: ts.Session.ID,
+	return KefuTurn{Started: true, ChatRunSpec: NewChatRunSpec(m.Cfg, site, thread, ts.Turn, start), SessionID: ts.Session.ID,
 		Reply: ReplyTarget{Channel: ChannelKefu, SiteID: site.ID, ToUser: in.Msg.ExternalUserID, OpenKfID: in.Msg.OpenKfID}}, nil
 }

@@ -5,12 +5,19 @@ import (
 	"time"
 
 	"github.com/lorekb/lore/internal/db"
-	"github.com/lorekb/lore/internal/deps"
 )
 
 // Revisions holds the activities of document revisions.
 type Revisions struct {
-	D *deps.Deps
+	DB RevisionStore
+	// Retention is what pruning keeps (LORE_REVISIONS_KEEP and
+	// LORE_REVISIONS_MAX_AGE).
+	Retention db.RevisionRetention
+}
+
+// RevisionStore is the database of revision pruning.
+type RevisionStore interface {
+	PruneRevisions(ctx context.Context, r db.RevisionRetention, now time.Time, after int64, page int) (int, int64, error)
 }
 
 // PruneRevisionsPage is one step of a pruning pass: the documents after the
@@ -35,7 +42,6 @@ const pruneDocumentsPerStep = 500
 // keeps (never a document's current one), and those of deleted documents.
 // A retry repeats the same deletion, which finds nothing more to delete.
 func (a *Revisions) PruneRevisions(ctx context.Context, in PruneRevisionsPage) (PruneRevisionsResult, error) {
-	ret := db.RevisionRetention{Keep: a.D.Cfg.RevisionsKeep, MaxAge: a.D.Cfg.RevisionsMaxAge}
-	n, next, err := a.D.DB.PruneRevisions(ctx, ret, time.Now(), in.After, pruneDocumentsPerStep)
+	n, next, err := a.DB.PruneRevisions(ctx, a.Retention, time.Now(), in.After, pruneDocumentsPerStep)
 	return PruneRevisionsResult{Deleted: n, Next: next}, err
 }

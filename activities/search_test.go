@@ -70,7 +70,7 @@ func newSearchFixture(t *testing.T) *searchFixture {
 	f.other = doc(f.siteB, "Beta install", "To install the quokka server on Beta, run the Beta installer.")
 	var s testsuite.WorkflowTestSuite
 	env := s.NewTestActivityEnvironment()
-	v := &Vectorize{D: d}
+	v := NewVectorize(d)
 	env.RegisterActivity(v)
 	if _, err := env.ExecuteActivity(v.IndexDocuments, DocGroup{DocumentIDs: []int64{f.guide, f.notes, f.old, f.other}}); err != nil {
 		t.Fatal(err)

@@ -4,13 +4,23 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/lorekb/lore/internal/deps"
+	"github.com/lorekb/lore/internal/blob"
 	"github.com/lorekb/lore/internal/vector"
 )
 
 // Sites holds the steps of a site deletion.
 type Sites struct {
-	D *deps.Deps
+	DB      SiteStore
+	Vectors VectorStores
+	Blob    blob.Store // nil: no object store, so no files to delete
+}
+
+// SiteStore is the database of a site deletion.
+type SiteStore interface {
+	DeleteSiteDocuments(ctx context.Context, siteID int64, batch int) (int, error)
+	DeleteSiteChats(ctx context.Context, siteID int64) (int, error)
+	DeleteSiteCollections(ctx context.Context, siteID int64) (int, error)
+	DeleteSiteRow(ctx context.Context, siteID int64) error
 }
 
 // SiteFilesPrefix is where files that belong to a site are stored; deleting
@@ -26,35 +36,35 @@ const deleteBatch = 2000
 // site was indexed. (tenantID stays in the signature: workflow histories
 // recorded before carry it.)
 func (a *Sites) DeleteSiteVectors(ctx context.Context, siteID, _ int64) error {
-	return classify(a.D.EachVectorStore(ctx, func(s vector.Store) error { return s.DeleteSite(ctx, siteID) }))
+	return classify(a.Vectors.EachVectorStore(ctx, func(s vector.Store) error { return s.DeleteSite(ctx, siteID) }))
 }
 
 // DeleteSiteFiles removes the site's files.
 func (a *Sites) DeleteSiteFiles(ctx context.Context, siteID int64) error {
-	if a.D.Blob == nil {
+	if a.Blob == nil {
 		return nil
 	}
-	return a.D.Blob.DeletePrefix(ctx, SiteFilesPrefix(siteID))
+	return a.Blob.DeletePrefix(ctx, SiteFilesPrefix(siteID))
 }
 
 // DeleteSiteDocuments removes up to one batch of documents (with their view
 // events) and returns how many it removed; zero means done.
 func (a *Sites) DeleteSiteDocuments(ctx context.Context, siteID int64) (int, error) {
-	return a.D.DB.DeleteSiteDocuments(ctx, siteID, deleteBatch)
+	return a.DB.DeleteSiteDocuments(ctx, siteID, deleteBatch)
 }
 
 // DeleteSiteChats removes the site's chat sessions, messages and tool
 // results; it returns how many sessions went (the job's result shows it).
 func (a *Sites) DeleteSiteChats(ctx context.Context, siteID int64) (int, error) {
-	return a.D.DB.DeleteSiteChats(ctx, siteID)
+	return a.DB.DeleteSiteChats(ctx, siteID)
 }
 
 // DeleteSiteCollections removes the site's collections and returns how many.
 func (a *Sites) DeleteSiteCollections(ctx context.Context, siteID int64) (int, error) {
-	return a.D.DB.DeleteSiteCollections(ctx, siteID)
+	return a.DB.DeleteSiteCollections(ctx, siteID)
 }
 
 // DeleteSiteRow removes the site row and what still refers to it.
 func (a *Sites) DeleteSiteRow(ctx context.Context, siteID int64) error {
-	return a.D.DB.DeleteSiteRow(ctx, siteID)
+	return a.DB.DeleteSiteRow(ctx, siteID)
 }

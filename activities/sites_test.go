@@ -41,7 +41,7 @@ func TestDeletesReachEveryDimension(t *testing.T) {
 		t.Fatal("fixture: notes not in both stores")
 	}
 
-	if err := (&Vectorize{D: d}).RemoveVectors(ctx, DocRef{DocumentID: f.notes}); err != nil {
+	if err := NewVectorize(d).RemoveVectors(ctx, DocRef{DocumentID: f.notes}); err != nil {
 		t.Fatal(err)
 	}
 	if count(current, f.notes) != 0 || count(old, f.notes) != 0 {
@@ -51,7 +51,7 @@ func TestDeletesReachEveryDimension(t *testing.T) {
 		t.Error("document delete removed another document")
 	}
 
-	if err := (&Sites{D: d}).DeleteSiteVectors(ctx, f.siteA, 0); err != nil {
+	if err := NewSites(d).DeleteSiteVectors(ctx, f.siteA, 0); err != nil {
 		t.Fatal(err)
 	}
 	for _, s := range []vector.Store{current, old} {

@@ -1,5 +1,6 @@
 // Package activities holds every piece of I/O done for a workflow, as methods
-// on structs that hold the process dependencies. Activities are idempotent:
+// on structs that hold the narrow capabilities they use (wiring.go builds
+// them from the process dependencies). Activities are idempotent:
 // a retry after a crash repeats no visible effect twice.
 package activities
 
@@ -13,8 +14,8 @@ import (
 
 	"github.com/lorekb/lore/internal/chunk"
 	"github.com/lorekb/lore/internal/db"
-	"github.com/lorekb/lore/internal/deps"
 	"github.com/lorekb/lore/internal/embed"
+	"github.com/lorekb/lore/internal/telemetry"
 	"github.com/lorekb/lore/internal/vector"
 	"github.com/lorekb/lore/models"
 	"go.temporal.io/sdk/activity"
@@ -23,7 +24,26 @@ import (
 
 // Vectorize holds the vectorization activities.
 type Vectorize struct {
-	D *deps.Deps
+	DB      VectorizeStore
+	Vectors TenantVectors
+	// Chunking is the chunk size and overlap of LORE_CHUNK_SIZE and
+	// LORE_CHUNK_OVERLAP; the index format of the chunks follows from it.
+	Chunking chunk.Options
+	Metrics  *telemetry.Metrics // model calls; nil records nothing
+}
+
+// VectorizeStore is the database of vectorizing and reindexing documents.
+type VectorizeStore interface {
+	BeginVectorizeMany(ctx context.Context, ids []int64) ([]models.Document, error)
+	ReplaceChunks(ctx context.Context, docIDs []int64, rows []models.Chunk) error
+	FinishVectorizeMany(ctx context.Context, outs []db.VectorizeOutcome) error
+	DocumentScope(ctx context.Context, ids []int64) (map[int64][2]int64, error)
+	DeleteDocumentChunks(ctx context.Context, documentID int64) error
+	FailVectorize(ctx context.Context, id int64, reason string) error
+	ResetVectorStatus(ctx context.Context, id int64) error
+	CountReindex(ctx context.Context, s db.ReindexScope) (int, error)
+	ReindexPage(ctx context.Context, s db.ReindexScope, afterID int64, limit int) ([]int64, error)
+	MarkVectorPending(ctx context.Context, ids []int64) ([]int64, error)
 }
 
 // DocRef names one document (payloads carry ids, never text or vectors).
@@ -88,7 +108,7 @@ type progressMark struct {
 // the same ids, so it never duplicates a vector.
 func (a *Vectorize) indexMany(ctx context.Context, ids []int64) (GroupResult, []db.VectorizeOutcome, error) {
 	var res GroupResult
-	docs, err := a.D.DB.BeginVectorizeMany(ctx, ids)
+	docs, err := a.DB.BeginVectorizeMany(ctx, ids)
 	if err != nil {
 		return res, nil, err
 	}
@@ -108,8 +128,8 @@ func (a *Vectorize) indexMany(ctx context.Context, ids []int64) (GroupResult, []
 			mark = prev
 		}
 	}
-	opts := chunk.Options{Size: a.D.Cfg.ChunkSize, Overlap: a.D.Cfg.ChunkOverlap}
-	format := a.D.IndexFormat()
+	opts := a.Chunking
+	format := vector.IndexFormat(opts.Size, opts.Overlap)
 	var outs []db.VectorizeOutcome
 	// Documents are processed in runs that fill an embedding batch; a run's
 	// documents are finished (stale versions dropped) before the heartbeat
@@ -139,7 +159,7 @@ func (a *Vectorize) indexMany(ctx context.Context, ids []int64) (GroupResult, []
 			end := min(i+embedBatch, len(texts))
 			t0 := time.Now()
 			vecs, err := emb.Embed(ctx, texts[i:end])
-			a.D.Metrics.ObserveModel("embedding", emb.Model(), time.Since(t0), 0, 0, err)
+			a.Metrics.ObserveModel("embedding", emb.Model(), time.Since(t0), 0, 0, err)
 			if err != nil {
 				return classify(err)
 			}
@@ -167,7 +187,7 @@ func (a *Vectorize) indexMany(ctx context.Context, ids []int64) (GroupResult, []
 			rows = append(rows, chunkRows(p.doc, p.pieces, format)...)
 		}
 		// The database's record of the chunks, after the store holds them.
-		if err := a.D.DB.ReplaceChunks(ctx, docIDs, rows); err != nil {
+		if err := a.DB.ReplaceChunks(ctx, docIDs, rows); err != nil {
 			return err
 		}
 		for _, p := range run {
@@ -187,7 +207,7 @@ func (a *Vectorize) indexMany(ctx context.Context, ids []int64) (GroupResult, []
 			if err := flush(emb, store); err != nil {
 				return res, nil, err
 			}
-			if emb, store, err = a.D.TenantVectors(ctx, doc.TenantID); err != nil {
+			if emb, store, err = a.Vectors.TenantVectors(ctx, doc.TenantID); err != nil {
 				return res, nil, err
 			}
 			tenant = doc.TenantID
@@ -208,7 +228,7 @@ func (a *Vectorize) indexMany(ctx context.Context, ids []int64) (GroupResult, []
 	if err := flush(emb, store); err != nil {
 		return res, nil, err
 	}
-	if err := a.D.DB.FinishVectorizeMany(ctx, outs); err != nil {
+	if err := a.DB.FinishVectorizeMany(ctx, outs); err != nil {
 		return res, nil, err
 	}
 	// A document deleted while this run indexed it may have had its vectors
@@ -219,7 +239,7 @@ func (a *Vectorize) indexMany(ctx context.Context, ids []int64) (GroupResult, []
 		for i, o := range outs {
 			ids[i] = o.ID
 		}
-		scope, err := a.D.DB.DocumentScope(ctx, ids)
+		scope, err := a.DB.DocumentScope(ctx, ids)
 		if err != nil {
 			return res, nil, err
 		}
@@ -232,7 +252,7 @@ func (a *Vectorize) indexMany(ctx context.Context, ids []int64) (GroupResult, []
 			if err := store.DeleteDocument(ctx, o.ID); err != nil {
 				return res, nil, err
 			}
-			if err := a.D.DB.DeleteDocumentChunks(ctx, o.ID); err != nil {
+			if err := a.DB.DeleteDocumentChunks(ctx, o.ID); err != nil {
 				return res, nil, err
 			}
 			res.Missing = append(res.Missing, o.ID)
@@ -310,7 +330,7 @@ func embedText(title string, p chunk.Piece) string {
 
 // MarkFailed records a vectorization that failed for good.
 func (a *Vectorize) MarkFailed(ctx context.Context, in DocRef, reason string) error {
-	err := a.D.DB.FailVectorize(ctx, in.DocumentID, reason)
+	err := a.DB.FailVectorize(ctx, in.DocumentID, reason)
 	if errors.Is(err, db.ErrNotFound) {
 		return nil
 	}
@@ -321,14 +341,14 @@ func (a *Vectorize) MarkFailed(ctx context.Context, in DocRef, reason string) er
 // dimension's store (the tenant may have changed embedding models since
 // the document was indexed), and resets its status.
 func (a *Vectorize) RemoveVectors(ctx context.Context, in DocRef) error {
-	err := a.D.EachVectorStore(ctx, func(s vector.Store) error { return s.DeleteDocument(ctx, in.DocumentID) })
+	err := a.Vectors.EachVectorStore(ctx, func(s vector.Store) error { return s.DeleteDocument(ctx, in.DocumentID) })
 	if err != nil {
 		return classify(err)
 	}
-	if err := a.D.DB.DeleteDocumentChunks(ctx, in.DocumentID); err != nil {
+	if err := a.DB.DeleteDocumentChunks(ctx, in.DocumentID); err != nil {
 		return err
 	}
-	return a.D.DB.ResetVectorStatus(ctx, in.DocumentID)
+	return a.DB.ResetVectorStatus(ctx, in.DocumentID)
 }
 
 // classify turns errors that retrying cannot fix into non-retryable

@@ -163,7 +163,7 @@ func TestImportFiles(t *testing.T) {
 			}
 
 			// A retried activity finds its document and creates nothing.
-			imp := &activities.Import{D: a.d, Sources: a.d.DataSource}
+			imp := activities.NewImport(a.d)
 			res, err := imp.ImportFile(context.Background(), activities.ImportFileInput{
 				Spec: activities.ImportSpec{ImportID: task.ID, TenantID: 1, SiteID: site, Status: "published"}, Index: 0,
 				File: activities.ImportFile{Name: files[0].name, Source: activities.SourceUpload, Key: "gone"}})

@@ -10,12 +10,6 @@ import (
 	"go.temporal.io/sdk/workflow"
 )
 
-// importActivities are the import activities of the worker, with the
-// per-file conversion budget of LORE_IMPORT_FILE_TIMEOUT.
-func importActivities(d *deps.Deps) *activities.Import {
-	return &activities.Import{D: d, Sources: d.DataSource, FileTimeout: d.Cfg.ImportFileTimeout}
-}
-
 // register registers every workflow and activity of Lore on w.
 func register(ctx context.Context, w worker.Worker, d *deps.Deps) error {
 	_ = ctx
@@ -29,18 +23,18 @@ func register(ctx context.Context, w worker.Worker, d *deps.Deps) error {
 		workflow.RegisterOptions{Name: workflows.ChatWorkflowName})
 	w.RegisterWorkflow(workflows.KefuSync)
 	w.RegisterWorkflow(workflows.Import)
-	w.RegisterActivity(importActivities(d))
+	w.RegisterActivity(activities.NewImport(d))
 	w.RegisterWorkflow(workflows.SyncDataSource)
-	w.RegisterActivity(&activities.Sync{D: d, Import: importActivities(d)})
+	w.RegisterActivity(&activities.Sync{D: d, Import: activities.NewImport(d)})
 	w.RegisterWorkflow(workflows.Retrieve)
 	w.RegisterWorkflow(workflows.SearchRetrieve)
-	w.RegisterActivity(&activities.Vectorize{D: d})
+	w.RegisterActivity(activities.NewVectorize(d))
 	w.RegisterWorkflow(workflows.PruneRevisions)
-	w.RegisterActivity(&activities.Revisions{D: d})
-	w.RegisterActivity(&activities.Sites{D: d})
+	w.RegisterActivity(activities.NewRevisions(d))
+	w.RegisterActivity(activities.NewSites(d))
 	w.RegisterActivity(&activities.Chat{D: d, Hub: d.Hub})
 	// Messenger's methods register under their names, DeliverReply among
 	// them; one value shares the API clients.
-	w.RegisterActivity(&activities.Messenger{D: d})
+	w.RegisterActivity(activities.NewMessenger(d))
 	return nil
 }

@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lorekb/lore/activities"
 	"github.com/lorekb/lore/internal/config"
 	"github.com/lorekb/lore/internal/deps"
 )
@@ -20,7 +21,7 @@ func TestImportActivitiesTakeTheFileTimeout(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := importActivities(&deps.Deps{Cfg: cfg}).FileTimeout; got != want {
+		if got := activities.NewImport(&deps.Deps{Cfg: cfg}).FileTimeout; got != want {
 			t.Errorf("LORE_IMPORT_FILE_TIMEOUT=%q: FileTimeout %s, want %s", env, got, want)
 		}
 	}
