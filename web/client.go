@@ -81,17 +81,21 @@ func (cl *client) call(c *fiber.Ctx, method, path string, query url.Values, toke
 	cl.h(&fctx)
 	status := fctx.Response.StatusCode()
 	raw := fctx.Response.Body()
-	var env envelope
-	if err := json.Unmarshal(raw, &env); err != nil {
-		return &apiError{Status: status, Msg: fmt.Sprintf("unreadable answer (%d bytes)", len(raw))}
-	}
 	if status < 200 || status > 299 {
+		var env envelope
+		if err := json.Unmarshal(raw, &env); err != nil {
+			return &apiError{Status: status, Msg: fmt.Sprintf("unreadable answer (%d bytes)", len(raw))}
+		}
 		return &apiError{Status: status, Msg: env.Msg}
 	}
 	if out == nil {
 		return nil
 	}
-	if err := json.Unmarshal(env.Data, out); err != nil {
+	// One pass over the answer: the envelope's data decodes straight into
+	// out (a site's tree is most of a page's bytes).
+	if err := json.Unmarshal(raw, &struct {
+		Data any `json:"data"`
+	}{Data: out}); err != nil {
 		return fmt.Errorf("decode %s: %w", path, err)
 	}
 	return nil

@@ -116,6 +116,7 @@ type view struct {
 	Site      *site
 	Accent    string // CSS colour of the site's theme
 	Nav       []navNode
+	NavHTML   template.HTML // Nav rendered (navHTML)
 	Query     string
 	SiteToken string // for the chat's requests (X-Site-Access-Token)
 	Locked    bool   // the password gate: no search, no chat
@@ -125,6 +126,9 @@ type view struct {
 func (w *Web) render(c *fiber.Ctx, status int, name string, v view) error {
 	if v.Site != nil {
 		v.Accent = accent(v.Site.ThemeColor)
+	}
+	if len(v.Nav) > 0 {
+		v.NavHTML = navHTML(v.Nav)
 	}
 	var buf bytes.Buffer
 	if err := w.pages[name].ExecuteTemplate(&buf, "layout", v); err != nil {
@@ -260,6 +264,41 @@ func navFrom(nodes []treeNode, slug string, current int64) ([]navNode, bool) {
 		out = append(out, navNode{Title: n.Title, Href: "/s/" + url.PathEscape(slug) + "/d/" + strconv.FormatInt(n.ID, 10), Current: cur})
 	}
 	return out, found
+}
+
+// navHTML renders the sidebar tree. It is written here, not in a template:
+// the tree lists every document of the site, and html/template's escaping
+// of each value through reflection was most of a page's cost. Titles and
+// links are escaped as the template would.
+func navHTML(nodes []navNode) template.HTML {
+	var b strings.Builder
+	writeNav(&b, nodes)
+	return template.HTML(b.String())
+}
+
+func writeNav(b *strings.Builder, nodes []navNode) {
+	b.WriteString(`<ul class="tree">`)
+	for _, n := range nodes {
+		if n.IsCol {
+			b.WriteString(`<li class="col"><details`)
+			if n.Open {
+				b.WriteString(" open")
+			}
+			b.WriteString("><summary>" + template.HTMLEscapeString(n.Title) + "</summary>")
+			if len(n.Children) > 0 {
+				writeNav(b, n.Children)
+			}
+			b.WriteString("</details></li>")
+			continue
+		}
+		cls, cur := "leaf", ""
+		if n.Current {
+			cls, cur = "leaf current", ` aria-current="page"`
+		}
+		b.WriteString(`<li class="` + cls + `"><a href="` + template.HTMLEscapeString(n.Href) + `"` + cur + ">" +
+			template.HTMLEscapeString(n.Title) + "</a></li>")
+	}
+	b.WriteString("</ul>")
 }
 
 // siteHome is a site's front page: description, quick questions, latest
