@@ -236,7 +236,11 @@ func (s *Server) prepareChatTurn(ctx context.Context, t chatTurn) (*startedTurn,
 			WorkflowIDReusePolicy:                    enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
 			WorkflowExecutionErrorWhenAlreadyStarted: true}
 		_, err := workflows.StartWithMeta(s.starter, meta, opts, func(opts client.StartWorkflowOptions) (client.WorkflowRun, error) {
-			return tc.ExecuteWorkflow(ctx, opts, workflows.ChatWorkflowName, in)
+			// Until the stream's deadline: a turn that starts later would
+			// only time out.
+			return startChatRun(ctx, start.Add(cfg.ChatStreamTimeout()), func(ctx context.Context) (client.WorkflowRun, error) {
+				return tc.ExecuteWorkflow(ctx, opts, workflows.ChatWorkflowName, in)
+			})
 		})
 		if err == nil {
 			s.releaseAfterRun(tc, wfID, resv)
