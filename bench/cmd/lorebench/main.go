@@ -15,6 +15,8 @@
 //	   job, listed and deleted
 //	I. import: documents:import of real Markdown/HTML and generated DOCX
 //	   and PDF files vs converting them in a loop, and until searchable
+//	R. reader: the reader pages' server time at 20 readers, a page's first
+//	   load in bytes, and how soon the console's job watch shows a change
 //
 // Run it with `make bench` (or scripts/bench.sh [flags]); -quick is a smoke
 // run with tiny sizes.
@@ -111,14 +113,14 @@ func parseFlags() *options {
 	flag.BoolVar(&o.scale, "scale", false, "long run (within 40 minutes): a million chunks, the chat and ingestion curves, 100,000-document jobs (scale100k), and -temporal-pg (flags given explicitly still win)")
 	flag.BoolVar(&o.keep, "keep", false, "keep the work directory (logs, data) and print its path")
 	flag.DurationVar(&o.timeout, "timeout", 40*time.Minute, "abort the whole run after this long")
-	flag.StringVar(&o.only, "only", "binary,api,vectorize,ingest,import,search,chat", "comma-separated parts to run: binary, api, vectorize, ingest (only with -ingest), import, search, chat, scale100k (100,000 documents, about 10 minutes; in -scale by default)")
+	flag.StringVar(&o.only, "only", "binary,api,vectorize,ingest,import,search,chat,reader", "comma-separated parts to run: binary, api, vectorize, ingest (only with -ingest), import, search, chat, reader, scale100k (100,000 documents, about 10 minutes; in -scale by default)")
 	flag.Var(&o.loreEnv, "lore-env", "extra KEY=VALUE for the lore process (repeatable)")
 
 	flag.IntVar(&o.docs, "docs", 10000, "A: published documents loaded into the API site")
 	flag.IntVar(&o.docSize, "doc-size", 4096, "A: approximate document size in bytes")
 	flag.IntVar(&o.conns, "conns", 32, "A: concurrent keep-alive connections")
-	flag.DurationVar(&o.duration, "duration", 10*time.Second, "A: measured time per endpoint")
-	flag.DurationVar(&o.warmup, "warmup", 2*time.Second, "A: unmeasured warm-up per endpoint")
+	flag.DurationVar(&o.duration, "duration", 10*time.Second, "A, R: measured time per endpoint")
+	flag.DurationVar(&o.warmup, "warmup", 2*time.Second, "A, R: unmeasured warm-up per endpoint")
 
 	flag.IntVar(&o.corpusMin, "corpus-min", 1000, "B: split the corpus into at least this many documents")
 	flag.IntVar(&o.corpusMax, "corpus-max", 0, "B: use at most this many of them, spread over the corpus (0: all)")
@@ -203,7 +205,7 @@ func (o *options) chatLevels() []int {
 // scaleDefaults are the -scale sizes.
 var scaleDefaults = map[string]string{
 	"chunks": "1000000", "queries": "500", "temporal-pg": "true", "chat-curve": "50,100,200", "chat-rounds": "3",
-	"ingest": "10000,100000,1000000", "only": "binary,api,vectorize,ingest,search,chat,scale100k", "timeout": "60m",
+	"ingest": "10000,100000,1000000", "only": "binary,api,vectorize,ingest,search,chat,reader,scale100k", "timeout": "60m",
 }
 
 func (o *options) runs(part string) bool {
@@ -311,7 +313,7 @@ func (b *bench) setup(ctx context.Context) error {
 		return err
 	}
 	logf("work directory %s", b.work)
-	if !o.runs("binary") && !o.runs("api") && !o.runs("vectorize") && !o.runs("ingest") && !o.runs("import") && !o.runs("chat") && !o.runs("scale100k") {
+	if !o.runs("binary") && !o.runs("api") && !o.runs("vectorize") && !o.runs("ingest") && !o.runs("import") && !o.runs("chat") && !o.runs("reader") && !o.runs("scale100k") {
 		logf("only in-process parts: no database, Temporal server or lore started")
 		return nil
 	}
@@ -348,7 +350,7 @@ func (b *bench) runAll(ctx context.Context) error {
 		}
 		return nil
 	}
-	if err := run([]part{{"binary", b.benchBinary}, {"api", b.benchAPI}, {"vectorize", b.benchVectorize}, {"ingest", b.benchIngest}, {"import", b.benchImport}, {"search", b.benchSearch}, {"chat", b.benchChat}, {"scale100k", b.benchScale}}); err != nil {
+	if err := run([]part{{"binary", b.benchBinary}, {"api", b.benchAPI}, {"vectorize", b.benchVectorize}, {"ingest", b.benchIngest}, {"import", b.benchImport}, {"search", b.benchSearch}, {"chat", b.benchChat}, {"reader", b.benchReader}, {"scale100k", b.benchScale}}); err != nil {
 		return err
 	}
 	if !b.o.temporalPG || !(b.o.runs("vectorize") || b.o.runs("chat")) {

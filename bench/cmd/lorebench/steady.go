@@ -163,14 +163,20 @@ func (b *bench) openRow(s *section, label string, ol *openLoad) {
 }
 
 // target records a steady-load target in the report and prints it as one
-// line a script can read: TARGET <name>: <figure> (<goal>) PASS|MISS.
+// line a script can read (partTarget).
 func (b *bench) target(name, figure, goal string, pass bool, ceiling string) {
+	b.partTarget("C", name, figure, goal, pass, ceiling)
+}
+
+// partTarget records a target of a part in the report and prints it as one
+// line a script can read: TARGET <name>: <figure> (<goal>) PASS|MISS.
+func (b *bench) partTarget(part, name, figure, goal string, pass bool, ceiling string) {
 	verdict := "MISS"
 	if pass {
 		verdict = "PASS"
 	}
 	fmt.Printf("TARGET %s%s: %s (%s) %s\n", name, b.rep.suffixName(), figure, goal, verdict)
-	b.rep.check(check{part: "C", target: name + ": " + goal, figure: figure, ceiling: ceiling, pass: pass})
+	b.rep.check(check{part: part, target: name + ": " + goal, figure: figure, ceiling: ceiling, pass: pass})
 }
 
 // suffixName marks the target names of a run on the PostgreSQL-backed
