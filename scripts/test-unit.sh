@@ -29,7 +29,7 @@ unit=(
 # Packages whose tests mostly need a service: only these of their tests run
 # (go test flags).
 declare -A some=(
-	[api]="-run ^Test(FollowRun|ChatStream|ChatAttach)"
+	[api]="-run ^Test(FollowRun|ChatStream|ChatAttach|PagingStatesWhatWasAnswered)"
 	[web]="-skip ^TestBrowser"
 	[.]="-run ^Test(LayoutDocMatchesTree|UsersResetPasswordAndCreate)$"
 )
