@@ -137,6 +137,7 @@ func (a *Vectorize) indexMany(ctx context.Context, ids []int64) (GroupResult, []
 	type pending struct {
 		doc    *models.Document
 		pieces []chunk.Piece
+		lead   string
 	}
 	var run []pending
 	runChunks := 0
@@ -148,7 +149,7 @@ func (a *Vectorize) indexMany(ctx context.Context, ids []int64) (GroupResult, []
 		var chunks []vector.Chunk
 		for _, p := range run {
 			for _, pc := range p.pieces {
-				texts = append(texts, embedText(p.doc.Title, pc))
+				texts = append(texts, chunk.EmbedText(p.doc.Title, p.lead, pc))
 				chunks = append(chunks, vector.Chunk{
 					ID: vector.ChunkID(p.doc.ID, p.doc.ContentVersion, pc.Index), SiteID: p.doc.SiteID, DocumentID: p.doc.ID,
 					Version: p.doc.ContentVersion, Index: pc.Index, Title: p.doc.Title, Heading: pc.Heading, Text: pc.Text,
@@ -217,7 +218,7 @@ func (a *Vectorize) indexMany(ctx context.Context, ids []int64) (GroupResult, []
 			outs = append(outs, db.VectorizeOutcome{ID: doc.ID, Version: doc.ContentVersion, Chunks: len(pieces)})
 			continue // indexed by an earlier attempt
 		}
-		run = append(run, pending{doc: doc, pieces: pieces})
+		run = append(run, pending{doc: doc, pieces: pieces, lead: chunk.Lead(doc.Content)})
 		runChunks += len(pieces)
 		if runChunks >= embedBatch*4 {
 			if err := flush(emb, store); err != nil {
@@ -317,15 +318,6 @@ func chunkRows(doc *models.Document, pieces []chunk.Piece, format string) []mode
 		runes++
 	}
 	return rows
-}
-
-// embedText is what gets embedded for a chunk: title and heading path give
-// the fragment its context.
-func embedText(title string, p chunk.Piece) string {
-	if p.Heading != "" {
-		return title + "\n" + p.Heading + "\n" + p.Text
-	}
-	return title + "\n" + p.Text
 }
 
 // MarkFailed records a vectorization that failed for good.
