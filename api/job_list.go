@@ -222,11 +222,7 @@ func pagedNotice[T any](c *fiber.Ctx, list []T, total int, p PageQuery, notice s
 	if list == nil {
 		list = []T{}
 	}
-	pg := Pagination{IsPager: 1, Page: p.Page, Size: p.Size, Total: total}
-	if !p.Paged() {
-		pg = Pagination{IsPager: 0, Page: 1, Size: total, Total: total}
-	}
-	return c.JSON(Envelope{Code: 0, Msg: notice, Data: Page[T]{List: list, Pagination: pg}})
+	return c.JSON(Envelope{Code: 0, Msg: notice, Data: Page[T]{List: list, Pagination: p.pagination(total)}})
 }
 
 // visibilityQuery is the list filter in Temporal's SQL-like syntax. Every
