@@ -112,6 +112,10 @@ func TestChatStreamFollowsARunWhoseStartAnswerWasLost(t *testing.T) {
 				if notices != 1 {
 					t.Fatalf("%d notices stored, want the turn's one", notices)
 				}
+				// Starts sent again for the stream's 2 s keep it open meanwhile.
+				if c.name == "never started" && !strings.Contains(raw, "\n: keep-alive\n") {
+					t.Fatalf("no keep-alive while the start was sent again: %s", raw)
+				}
 			}
 			eng.mu.Lock()
 			defer eng.mu.Unlock()

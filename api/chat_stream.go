@@ -95,7 +95,7 @@ func (s *Server) pumpSSE(c *fiber.Ctx, wfID string, after int, launch func(conte
 		if launch != nil {
 			// The run starts even if the client already left: the turn is
 			// stored and gets its answer (a reconnect can read it).
-			if err := launch(ctx); err != nil {
+			if err := keepAliveWhile(w, func() error { return launch(ctx) }); err != nil {
 				fail(w, err)
 				_ = w.Flush()
 				return
@@ -113,10 +113,7 @@ func (s *Server) pumpSSE(c *fiber.Ctx, wfID string, after int, launch func(conte
 			// While nothing is written, a comment line each second keeps
 			// proxies from closing the stream and tells us whether the
 			// client is still there.
-			func() error {
-				fmt.Fprint(w, ": keep-alive\n\n")
-				return w.Flush()
-			})
+			func() error { return keepAlive(w) })
 		switch {
 		case err == nil:
 			write(w, nil, true)
@@ -126,6 +123,30 @@ func (s *Server) pumpSSE(c *fiber.Ctx, wfID string, after int, launch func(conte
 			_ = w.Flush()
 		}
 	})
+}
+
+// keepAlive writes a comment line, which keeps proxies from closing an idle
+// stream, and reports whether the client is still there.
+func keepAlive(w *bufio.Writer) error {
+	fmt.Fprint(w, ": keep-alive\n\n")
+	return w.Flush()
+}
+
+// keepAliveWhile runs f, with a keep-alive each second it takes: a start
+// may take long (startChatRun sends it again while the engine is slow).
+func keepAliveWhile(w *bufio.Writer, f func() error) error {
+	done := make(chan error, 1)
+	go func() { done <- f() }()
+	tick := time.NewTicker(time.Second)
+	defer tick.Stop()
+	for {
+		select {
+		case err := <-done:
+			return err
+		case <-tick.C:
+			_ = keepAlive(w) // a client that left is noticed after the start
+		}
+	}
 }
 
 // cancelRun cancels a chat run whose client went away: a model call in this
