@@ -41,11 +41,12 @@ func startChatRun[T any](ctx context.Context, until time.Time, start func(contex
 }
 
 // startUnknown reports a start error after which the run may or may not
-// exist.
+// exist (a cancelled request too: an overloaded engine resets streams).
 func startUnknown(err error) bool {
 	var deadline *serviceerror.DeadlineExceeded
 	var unavailable *serviceerror.Unavailable
 	var exhausted *serviceerror.ResourceExhausted
+	var canceled *serviceerror.Canceled
 	return errors.As(err, &deadline) || errors.As(err, &unavailable) || errors.As(err, &exhausted) ||
-		errors.Is(err, context.DeadlineExceeded)
+		errors.As(err, &canceled) || errors.Is(err, context.DeadlineExceeded)
 }

@@ -64,6 +64,9 @@ func TestChatStreamFollowsARunWhoseStartAnswerWasLost(t *testing.T) {
 	}{
 		{"started, its answer lost", func(int) (bool, error) { return true, deadline }, true,
 			func(n int) bool { return n == 2 }},
+		{"started, its stream reset", func(int) (bool, error) {
+			return true, serviceerror.NewCanceled("stream terminated by RST_STREAM with error code: CANCEL")
+		}, true, func(n int) bool { return n == 2 }},
 		{"not started, the engine overloaded", func(n int) (bool, error) {
 			if n == 1 {
 				return false, serviceerror.NewResourceExhausted(0, "busy")
