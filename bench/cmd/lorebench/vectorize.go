@@ -282,7 +282,7 @@ func (b *bench) benchVectorize(ctx context.Context) error {
 	}
 	s.row("plain loop with the hashing embedder alone", fmt.Sprint(len(docs)), fmt.Sprint(plainChunks),
 		hashTime.Round(time.Millisecond).String(), fmt.Sprintf("%.1f", hashDocsPS), fmt.Sprintf("%.0f", float64(plainChunks)/hashTime.Seconds()), pct(hashDocsPS, plainDocsPS))
-	s.note("Plain loop: chunk.Split (size %d, overlap %d) + lore's default embedder (%s, %d dimensions; batches of %d, title and heading prefixed as lore does) + Upsert into a fresh embedded store in a temp dir, one goroutine, lore idle.",
+	s.note("Plain loop: chunk.Split (size %d, overlap %d) + lore's default embedder (%s, %d dimensions; batches of %d, chunk.EmbedText as lore embeds: title, page lead and heading path before the text) + Upsert into a fresh embedded store in a temp dir, one goroutine, lore idle.",
 		chunkSize, chunkOverlap, emb.Model(), emb.Dimension(), embedBatch)
 	s.note("Plain loops: %d rounds, each the learned embedder's loop then the hashing embedder's; medians %s and %s; the learned loop's documents/s as a share of the hashing loop's, per round: %.0f%% to %.0f%%.",
 		plainRounds, plainTime.Round(time.Millisecond), hashTime.Round(time.Millisecond), 100*ratios[0], 100*ratios[len(ratios)-1])
