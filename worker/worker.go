@@ -40,6 +40,11 @@ func Options() worker.Options {
 		// queue behind the default two.
 		MaxConcurrentWorkflowTaskPollers: 8,
 		MaxConcurrentActivityTaskPollers: 8,
+		// The SDK fails a workflow task whose code has not yielded for
+		// this long (default 1 s). On a CPU-starved machine a chat run is
+		// slow, not stuck, and a failed task reruns the whole turn (its
+		// model calls are local activities of that one task).
+		DeadlockDetectionTimeout: 10 * time.Second,
 	}
 }
 
