@@ -28,6 +28,10 @@ const (
 // cancelled.
 var errReaderGone = errors.New("the reader went away")
 
+// errAnswerRestarted ends a stream whose run started over and answered
+// otherwise (see followRun): the stored turn has the new answer.
+var errAnswerRestarted = Unavailable("the answer was interrupted and written again; reload the conversation to read it")
+
 // feed is what a source hands the reader: events in log order, or an error.
 type feed struct {
 	gen    int // the source generation it comes from (see followRun)
@@ -84,6 +88,13 @@ func (s *Server) followRun(ctx context.Context, wfID string, after int, own bool
 		s.cancelRun(wfID)
 		return errReaderGone
 	}
+	// The answer text handed over, by sequence number from first: a hub
+	// that publishes one of them again with other text comes from a run
+	// that started over in this process (its workflow task failed and ran
+	// again, model calls included) and answered otherwise than what the
+	// client already has.
+	first := last
+	var shown []string
 	tick := time.NewTicker(time.Second)
 	defer tick.Stop()
 	quiet, completed := true, false
@@ -113,6 +124,9 @@ func (s *Server) followRun(ctx context.Context, wfID string, after int, own bool
 		}
 		for _, ev := range it.events {
 			if ev.Seq <= last {
+				if i := ev.Seq - first - 1; fromHub && i >= 0 && shown[i] != "" && shown[i] != string(ev.Data) {
+					return errAnswerRestarted
+				}
 				continue
 			}
 			if ev.Seq != last+1 {
@@ -124,9 +138,16 @@ func (s *Server) followRun(ctx context.Context, wfID string, after int, own bool
 			onEvent(ev)
 			quiet = false
 			last = ev.Seq
-			if ev.Origin == "" && chatevent.Parse(ev.Data).Type == chatevent.TypeCompleted {
-				completed = true
+			text := ""
+			switch chatevent.Parse(ev.Data).Type {
+			case chatevent.TypeTextDelta:
+				text = string(ev.Data)
+			case chatevent.TypeCompleted:
+				if ev.Origin == "" {
+					completed = true
+				}
 			}
+			shown = append(shown, text)
 		}
 		seen.Store(int64(last))
 		if it.done && !fromHub {

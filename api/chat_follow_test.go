@@ -434,3 +434,37 @@ func TestFollowRunBoundsWhatASlowReaderHasPending(t *testing.T) {
 		t.Fatalf("%d batches for %d events: a stuck reader's backlog was queued event by event", f, n)
 	}
 }
+
+// A run whose workflow task failed starts over in this process and
+// publishes its events again, from response.created: the same answer goes
+// on where the reader is; another answer (a model that answers otherwise
+// the second time) ends the stream with an error rather than glue the new
+// text onto the old.
+func TestFollowRunNoticesARunThatStartedOverWithAnotherAnswer(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		again []chatevent.Event
+		fails bool
+	}{
+		{"same answer", turnEvents("t1", "a", "b"), false},
+		{"another answer", turnEvents("t1", "x", "y"), true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			s := followServer(t, newFakeLog(), true)
+			first := turnEvents("t1", "a", "b")
+			hubPublish(s.hub, "run", "", 1, first[:len(first)-1]...) // up to "b", then the task failed
+			hubPublish(s.hub, "run", "", 1, c.again...)
+			seqs, err := followAll(t, s, "run", 0, true)
+			if c.fails {
+				if !errors.Is(err, errAnswerRestarted) || s.streamFailure(err) != errAnswerRestarted.Msg {
+					t.Fatalf("handed over %v, err %v; want the restart's error", seqs, err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			wantSeqs(t, seqs, 1, len(c.again))
+		})
+	}
+}
