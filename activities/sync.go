@@ -60,7 +60,6 @@ type SyncChange struct {
 	Version    string `json:",omitempty"` // the Git blob id
 	From       string `json:",omitempty"` // a rename's old key
 	DocumentID int64  `json:",omitempty"`
-	Size       int64  `json:",omitempty"`
 }
 
 // SyncItemResult is the outcome of one item.
@@ -104,6 +103,9 @@ type SyncBeginInput struct {
 type SyncBeginResult struct {
 	Spec   SyncSpec
 	Holder string
+	// Resync: an earlier run of the data source completed (or was held), so
+	// this one reads what changed since rather than everything.
+	Resync bool `json:",omitempty"`
 }
 
 // ErrSyncSource is the application error type of a run that cannot read its
@@ -158,7 +160,11 @@ func (a *Sync) SyncBegin(ctx context.Context, in SyncBeginInput) (SyncBeginResul
 		}
 		spec.RunID = run.ID
 		if holder == nil || holder.JobID == in.JobID {
-			return SyncBeginResult{Spec: spec}, nil
+			_, err := a.D.DB.LastSyncRun(ctx, ds.ID)
+			if err != nil && !errors.Is(err, db.ErrNotFound) {
+				return SyncBeginResult{}, err
+			}
+			return SyncBeginResult{Spec: spec, Resync: err == nil}, nil
 		}
 		if a.alive(ctx, holder.JobID) {
 			return SyncBeginResult{Spec: spec, Holder: holder.JobID}, nil
@@ -233,16 +239,25 @@ func (a *Sync) SyncPlan(ctx context.Context, in SyncPlanInput) (SyncPlan, error)
 	if err == nil && set.DeleteShare > 0 {
 		share = set.DeleteShare
 	}
-	items, err := a.D.DB.SyncItems(ctx, ds.ID, 0)
-	if err != nil {
-		return SyncPlan{}, err
-	}
 	stop := heartbeatEvery(ctx, 5*time.Second, nil)
 	defer stop()
-	if ds.Type == models.DataSourceWeb {
-		return a.planWeb(ctx, ds, items, share)
+	// The items last synced are read while the source is: a re-sync that
+	// finds little changed waits on the slower of the two, not on both.
+	listed := make(chan struct{})
+	var items []models.SyncItem
+	var listErr error
+	go func() {
+		defer close(listed)
+		items, listErr = a.D.DB.SyncItems(ctx, ds.ID, 0)
+	}()
+	known := func() ([]models.SyncItem, error) {
+		<-listed
+		return items, listErr
 	}
-	return a.planRepo(ctx, ds, items, share, in.ConfirmDeletions)
+	if ds.Type == models.DataSourceWeb {
+		return a.planWeb(ctx, ds, known, share)
+	}
+	return a.planRepo(ctx, ds, known, share, in.ConfirmDeletions)
 }
 
 // sourceError is a source that cannot be read: a refused address, a bound

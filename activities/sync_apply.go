@@ -145,22 +145,24 @@ func withProvenance(meta *string, spec SyncSpec, prov map[string]any, revision i
 
 // write stores the converted items: new ones with their documents in one
 // transaction, changed ones through the document update (a new revision
-// of the same document).
+// of the same document) in another.
 func (a *Sync) write(ctx context.Context, spec SyncSpec, have map[string]models.SyncItem, out []SyncItemResult, ready []*converted) error {
 	var fresh []db.NewSyncedDoc
 	var at []int
-	for i, r := range ready {
+	var changed []*converted
+	for _, r := range ready {
 		if r == nil {
 			continue
 		}
 		if _, ok := have[r.item.Key]; ok {
-			if err := a.update(ctx, spec, have[r.item.Key], r, &out[i]); err != nil {
-				return err
-			}
+			changed = append(changed, r)
 			continue
 		}
 		fresh = append(fresh, db.NewSyncedDoc{Doc: r.doc, Item: r.item})
-		at = append(at, i)
+		at = append(at, r.i)
+	}
+	if err := a.update(ctx, spec, have, changed, out); err != nil {
+		return err
 	}
 	if len(fresh) == 0 {
 		return nil
@@ -185,47 +187,56 @@ func (a *Sync) write(ctx context.Context, spec SyncSpec, have map[string]models.
 	return nil
 }
 
-// update replaces a synced document's title and content with the source's
-// (the edit rule: the source wins when it changed), records the item and
-// the provenance. A document deleted in Lore is created again.
-func (a *Sync) update(ctx context.Context, spec SyncSpec, it models.SyncItem, r *converted, out *SyncItemResult) error {
-	// The revision this change stores is the data source's.
-	ctx = db.WithRevision(ctx, db.RevisionMeta{Source: models.RevisionSync, Author: spec.Name})
-	edited := false
-	_, after, err := a.D.DB.UpdateDocument(ctx, it.DocumentID, func(doc *models.Document) error {
-		edited = it.SyncedRevision > 0 && doc.ContentVersion > it.SyncedRevision
-		doc.Title, doc.Content, doc.ReadingTime = r.doc.Title, r.doc.Content, r.doc.ReadingTime
-		if spec.Vectorize {
-			doc.VectorStatus = models.VecPending
-		}
-		return nil
-	})
-	if errors.Is(err, db.ErrNotFound) {
-		// The item still names the deleted document: point it at a new one.
-		r.doc.ID = 0
-		if err := a.D.DB.CreateDocument(ctx, r.doc); err != nil {
-			return err
-		}
-		r.item.DocumentID, r.item.SyncedRevision = r.doc.ID, r.doc.ContentVersion
-		if err := a.D.DB.SaveSyncItem(ctx, r.item); err != nil {
-			return err
-		}
-		out.Outcome, out.DocumentID, out.Title, out.Note = SyncUpdated, r.doc.ID, r.doc.Title, "the document had been deleted in Lore; created again"
+// update replaces synced documents' titles and contents with the source's
+// (the edit rule: the source wins when it changed), records their items and
+// provenance, all in one transaction. A document deleted in Lore is created
+// again.
+func (a *Sync) update(ctx context.Context, spec SyncSpec, have map[string]models.SyncItem, changed []*converted, out []SyncItemResult) error {
+	if len(changed) == 0 {
 		return nil
 	}
+	// The revision this change stores is the data source's.
+	ctx = db.WithRevision(ctx, db.RevisionMeta{Source: models.RevisionSync, Author: spec.Name})
+	edited := make([]bool, len(changed))
+	ups := make([]db.SyncedUpdate, len(changed))
+	for k, r := range changed {
+		it := have[r.item.Key]
+		ups[k] = db.SyncedUpdate{DocumentID: it.DocumentID, Item: r.item,
+			Change: func(doc *models.Document) error {
+				edited[k] = it.SyncedRevision > 0 && doc.ContentVersion > it.SyncedRevision
+				doc.Title, doc.Content, doc.ReadingTime = r.doc.Title, r.doc.Content, r.doc.ReadingTime
+				if spec.Vectorize {
+					doc.VectorStatus = models.VecPending
+				}
+				return nil
+			},
+			Meta: func(after *models.Document) string {
+				return withProvenance(r.doc.ParseMeta, spec, nil, after.ContentVersion)
+			}}
+	}
+	after, missing, err := a.D.DB.UpdateSyncedDocuments(ctx, ups)
 	if err != nil {
 		return err
 	}
-	r.item.DocumentID, r.item.SyncedRevision = after.ID, after.ContentVersion
-	if err := a.D.DB.SetDocumentParseMeta(ctx, after.ID, withProvenance(r.doc.ParseMeta, spec, nil, after.ContentVersion)); err != nil {
-		return err
-	}
-	if err := a.D.DB.SaveSyncItem(ctx, r.item); err != nil {
-		return err
-	}
-	out.Outcome, out.DocumentID, out.Title = SyncUpdated, after.ID, after.Title
-	if edited {
-		out.Note = "replaced an edit made in Lore (the source changed)"
+	for k, r := range changed {
+		o := &out[r.i]
+		if missing[k] {
+			// The item still names the deleted document: point it at a new one.
+			r.doc.ID = 0
+			if err := a.D.DB.CreateDocument(ctx, r.doc); err != nil {
+				return err
+			}
+			r.item.DocumentID, r.item.SyncedRevision = r.doc.ID, r.doc.ContentVersion
+			if err := a.D.DB.SaveSyncItem(ctx, r.item); err != nil {
+				return err
+			}
+			o.Outcome, o.DocumentID, o.Title, o.Note = SyncUpdated, r.doc.ID, r.doc.Title, "the document had been deleted in Lore; created again"
+			continue
+		}
+		o.Outcome, o.DocumentID, o.Title = SyncUpdated, after[k].ID, after[k].Title
+		if edited[k] {
+			o.Note = "replaced an edit made in Lore (the source changed)"
+		}
 	}
 	return nil
 }

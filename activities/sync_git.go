@@ -21,7 +21,7 @@ func (a *Sync) gitClient() *gitsrc.Client {
 
 // planRepo fetches the branch and compares its head's files with the
 // items last synced.
-func (a *Sync) planRepo(ctx context.Context, ds *models.DataSource, items []models.SyncItem, share float64, confirm bool) (SyncPlan, error) {
+func (a *Sync) planRepo(ctx context.Context, ds *models.DataSource, known func() ([]models.SyncItem, error), share float64, confirm bool) (SyncPlan, error) {
 	var cfg gitsrc.Config
 	if err := json.Unmarshal([]byte(ds.Config), &cfg); err != nil {
 		return SyncPlan{}, syncFailure("config: %v", err)
@@ -42,6 +42,10 @@ func (a *Sync) planRepo(ctx context.Context, ds *models.DataSource, items []mode
 	files, err := repo.Files(head, func(p string) bool { return match(p) && formats[convert.Ext(p)] }, MaxSyncItems)
 	if err != nil {
 		return SyncPlan{}, syncFailure("%v", err)
+	}
+	items, err := known()
+	if err != nil {
+		return SyncPlan{}, err
 	}
 	plan := PlanGit(files, items)
 	plan.Ref, plan.DeleteShare = head, share
@@ -66,9 +70,9 @@ func PlanGit(files []gitsrc.File, items []models.SyncItem) SyncPlan {
 		it, ok := have[f.Path]
 		switch {
 		case !ok:
-			adds = append(adds, SyncChange{Key: f.Path, Op: SyncAdd, Version: f.Blob, Size: f.Size})
+			adds = append(adds, SyncChange{Key: f.Path, Op: SyncAdd, Version: f.Blob})
 		case it.Version != f.Blob:
-			plan.Changes = append(plan.Changes, SyncChange{Key: f.Path, Op: SyncUpdate, Version: f.Blob, Size: f.Size, DocumentID: it.DocumentID})
+			plan.Changes = append(plan.Changes, SyncChange{Key: f.Path, Op: SyncUpdate, Version: f.Blob, DocumentID: it.DocumentID})
 		default:
 			plan.Unchanged++
 		}

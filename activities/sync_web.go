@@ -36,8 +36,12 @@ func (a *Sync) fetcher(cfg websrc.Config, maxBytes int64) *websrc.Fetcher {
 
 // planWeb reads robots.txt and the sitemap (or takes the start page): the
 // pages to check, and the pages known from the last runs.
-func (a *Sync) planWeb(ctx context.Context, ds *models.DataSource, items []models.SyncItem, share float64) (SyncPlan, error) {
+func (a *Sync) planWeb(ctx context.Context, ds *models.DataSource, known func() ([]models.SyncItem, error), share float64) (SyncPlan, error) {
 	cfg, err := webConfig(ds)
+	if err != nil {
+		return SyncPlan{}, err
+	}
+	items, err := known()
 	if err != nil {
 		return SyncPlan{}, err
 	}

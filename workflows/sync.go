@@ -71,6 +71,36 @@ var syncLocalOptions = workflow.LocalActivityOptions{
 	RetryPolicy:         shortOptions.RetryPolicy,
 }
 
+// syncLocalPlanOptions and syncLocalApplyOptions run a git re-sync's plan
+// and, when it has at most one batch of changes, their application as local
+// activities in the run's first workflow task: a re-sync that finds little
+// changed then costs one workflow task and no task queue round trip, where
+// those round trips were most of its time. A first sync (a clone) plans
+// in an activity, heartbeating. A worker lost during a local activity
+// loses the workflow task: the next worker runs it again, and the apply
+// finds what an earlier attempt wrote, as SyncApply's does.
+var (
+	syncLocalPlanOptions = workflow.LocalActivityOptions{
+		StartToCloseTimeout: 30 * time.Minute,
+		RetryPolicy:         syncOptions.RetryPolicy,
+	}
+	syncLocalApplyOptions = workflow.LocalActivityOptions{
+		StartToCloseTimeout: 10 * time.Minute,
+		RetryPolicy:         syncOptions.RetryPolicy,
+	}
+)
+
+// Versions of the sync workflow's shape: a run recorded before a change
+// replays the shape it ran.
+const (
+	// versionSyncLocal plans a git re-sync and applies a plan of one batch
+	// as local activities.
+	versionSyncLocal = "sync-local"
+	// SyncVersion is the latest shape (the recorded histories that the
+	// replay test keeps are named after it).
+	SyncVersion = 1
+)
+
 // syncRun is the state of one sync execution.
 type syncRun struct {
 	in       SyncInput
@@ -80,6 +110,7 @@ type syncRun struct {
 	wg       workflow.WaitGroup
 	toIndex  []int64
 	indexing int
+	local    bool // versionSyncLocal: small work runs as local activities
 }
 
 // SyncDataSource keeps a site in sync with a data source (git or web): one
@@ -126,13 +157,19 @@ func SyncDataSource(ctx workflow.Context, in SyncInput) (Progress, error) {
 		}
 	}
 	r := &syncRun{in: in, spec: begin.Spec, p: &p, wg: workflow.NewWaitGroup(ctx)}
+	r.local = workflow.GetVersion(ctx, versionSyncLocal, workflow.DefaultVersion, SyncVersion) >= 1 && r.spec.Type == "git"
 	p.Step = StepSyncPlanning
-	planOpts := syncOptions
-	planOpts.StartToCloseTimeout = time.Hour
+	planIn := activities.SyncPlanInput{Spec: r.spec, ConfirmDeletions: in.ConfirmDeletions}
+	var planned workflow.Future
+	if r.local && begin.Resync {
+		planned = workflow.ExecuteLocalActivity(workflow.WithLocalActivityOptions(ctx, syncLocalPlanOptions), a.SyncPlan, planIn)
+	} else {
+		planOpts := syncOptions
+		planOpts.StartToCloseTimeout = time.Hour
+		planned = workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, planOpts), a.SyncPlan, planIn)
+	}
 	var plan activities.SyncPlan
-	err := workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, planOpts), a.SyncPlan,
-		activities.SyncPlanInput{Spec: r.spec, ConfirmDeletions: in.ConfirmDeletions}).Get(ctx, &plan)
-	if err != nil {
+	if err := planned.Get(ctx, &plan); err != nil {
 		return p, r.fail(ctx, RootMessage(err))
 	}
 	r.spec.Ref = plan.Ref
@@ -141,6 +178,7 @@ func SyncDataSource(ctx workflow.Context, in SyncInput) (Progress, error) {
 		r.record(f)
 	}
 	var dels []string
+	var err error
 	held := plan.Held
 	if r.spec.Type == "web" {
 		dels, held, err = r.web(ctx, plan)
@@ -259,14 +297,19 @@ func (r *syncRun) flush(ctx workflow.Context, ids []int64) {
 	})
 }
 
-// apply runs one batch; a batch that fails for good fails its items with
-// the reason, and the run goes on.
-func (r *syncRun) apply(ctx workflow.Context, in activities.SyncApplyInput) []activities.SyncItemResult {
+// apply runs one batch (a local activity when local is set); a batch that
+// fails for good fails its items with the reason, and the run goes on.
+func (r *syncRun) apply(ctx workflow.Context, in activities.SyncApplyInput, local bool) []activities.SyncItemResult {
 	var a *activities.Sync
 	var res activities.SyncApplyResult
 	in.MaxAttempts = syncOptions.RetryPolicy.MaximumAttempts
-	err := workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, syncOptions), a.SyncApply, in).Get(ctx, &res)
-	if err != nil {
+	var f workflow.Future
+	if local {
+		f = workflow.ExecuteLocalActivity(workflow.WithLocalActivityOptions(ctx, syncLocalApplyOptions), a.SyncApply, in)
+	} else {
+		f = workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, syncOptions), a.SyncApply, in)
+	}
+	if err := f.Get(ctx, &res); err != nil {
 		out := make([]activities.SyncItemResult, len(in.Changes))
 		for i, c := range in.Changes {
 			out[i] = activities.SyncItemResult{Key: c.Key, Outcome: activities.SyncFailed, Reason: RootMessage(err)}
@@ -290,6 +333,16 @@ func (r *syncRun) git(ctx workflow.Context, plan activities.SyncPlan) ([]string,
 	}
 	r.p.Total, r.p.Pending = len(plan.Changes), len(plan.Changes)
 	r.p.Step = StepSyncApplying
+	if r.local && len(changes) > 0 && len(changes) <= syncBatchFiles {
+		r.p.Pending -= len(changes)
+		res := r.apply(ctx, activities.SyncApplyInput{Spec: r.spec, Changes: changes, Concurrency: 4}, true)
+		for _, it := range res {
+			r.record(it)
+		}
+		r.written(ctx, res)
+		r.p.Pending -= len(dels)
+		return dels, nil
+	}
 	limit := max(r.in.Concurrency, 1)
 	inFlight := 0
 	for start := 0; start < len(changes); start += syncBatchFiles {
@@ -303,7 +356,7 @@ func (r *syncRun) git(ctx workflow.Context, plan activities.SyncPlan) ([]string,
 		r.wg.Add(1)
 		workflow.Go(ctx, func(gctx workflow.Context) {
 			defer r.wg.Done()
-			res := r.apply(gctx, activities.SyncApplyInput{Spec: r.spec, Changes: batch, Concurrency: 4})
+			res := r.apply(gctx, activities.SyncApplyInput{Spec: r.spec, Changes: batch, Concurrency: 4}, false)
 			inFlight--
 			r.p.Running -= len(batch)
 			for _, it := range res {
@@ -337,7 +390,7 @@ func (r *syncRun) web(ctx workflow.Context, plan activities.SyncPlan) ([]string,
 		batch := queue[next:min(next+syncBatchPages, len(queue))]
 		next += len(batch)
 		r.p.Total = len(queue)
-		res := r.apply(ctx, activities.SyncApplyInput{Spec: r.spec, Changes: batch, Robots: plan.Robots, Crawl: plan.Crawl})
+		res := r.apply(ctx, activities.SyncApplyInput{Spec: r.spec, Changes: batch, Robots: plan.Robots, Crawl: plan.Crawl}, false)
 		for _, it := range res {
 			switch it.Outcome {
 			case activities.SyncGone:

@@ -467,53 +467,59 @@ func (d *DB) CreateDocument(ctx context.Context, doc *models.Document) error {
 // again. Other vector states are left to the vectorization workflow.
 func (d *DB) UpdateDocument(ctx context.Context, id int64, change func(doc *models.Document) error) (before, after *models.Document, err error) {
 	err = d.Tx(ctx, func(ctx context.Context, tx bun.Tx) error {
-		doc := new(models.Document)
-		q := tx.NewSelect().Model(doc).Where("id = ?", id)
-		if d.Postgres() {
-			q = q.For("UPDATE")
-		}
-		if err := q.Scan(ctx); err != nil {
-			return err
-		}
-		old := *doc
-		if err := change(doc); err != nil {
-			return err
-		}
-		if !sameParent(old.CollectionID, doc.CollectionID) {
-			if err := d.checkDocCollection(ctx, tx, doc.SiteID, doc.CollectionID); err != nil {
-				return err
-			}
-		}
-		if doc.Title != old.Title || doc.Content != old.Content {
-			doc.ContentVersion = old.ContentVersion + 1
-			if old.VectorStatus == models.VecCompleted {
-				doc.VectorStatus = models.VecOutdated
-			}
-		}
-		doc.UpdatedAt = time.Now().UTC()
-		// views is left out: the view flusher increments it concurrently.
-		cols := []string{"collection_id", "title", "content", "summary",
-			"cover_image", "category", "author", "tags", "status", "vector_status", "content_version",
-			"reading_time", "updated_at"}
-		var model any = doc
-		if d.Postgres() && doc.Content != old.Content {
-			model, cols = newDocumentRow(doc), append(cols, "content_words")
-		}
-		upd := tx.NewUpdate().Model(model).Column(cols...).WherePK()
-		if doc.ContentVersion != old.ContentVersion && !d.revisionsOff.Load() {
-			if err := d.updateWithRevision(ctx, tx, upd, doc, revisionMeta(ctx, models.RevisionEdit, doc)); err != nil {
-				return err
-			}
-		} else if _, err := upd.Exec(ctx); err != nil {
-			return err
-		}
-		before, after = &old, doc
-		return nil
+		before, after, err = d.updateDocumentTx(ctx, tx, id, change)
+		return err
 	})
 	if err == nil {
 		d.changed(ctx, Change{Documents: []int64{id}})
 	}
 	return before, after, err
+}
+
+// updateDocumentTx is UpdateDocument within a transaction, without the
+// change notification.
+func (d *DB) updateDocumentTx(ctx context.Context, tx bun.Tx, id int64, change func(doc *models.Document) error) (before, after *models.Document, err error) {
+	doc := new(models.Document)
+	q := tx.NewSelect().Model(doc).Where("id = ?", id)
+	if d.Postgres() {
+		q = q.For("UPDATE")
+	}
+	if err := q.Scan(ctx); err != nil {
+		return nil, nil, err
+	}
+	old := *doc
+	if err := change(doc); err != nil {
+		return nil, nil, err
+	}
+	if !sameParent(old.CollectionID, doc.CollectionID) {
+		if err := d.checkDocCollection(ctx, tx, doc.SiteID, doc.CollectionID); err != nil {
+			return nil, nil, err
+		}
+	}
+	if doc.Title != old.Title || doc.Content != old.Content {
+		doc.ContentVersion = old.ContentVersion + 1
+		if old.VectorStatus == models.VecCompleted {
+			doc.VectorStatus = models.VecOutdated
+		}
+	}
+	doc.UpdatedAt = time.Now().UTC()
+	// views is left out: the view flusher increments it concurrently.
+	cols := []string{"collection_id", "title", "content", "summary",
+		"cover_image", "category", "author", "tags", "status", "vector_status", "content_version",
+		"reading_time", "updated_at"}
+	var model any = doc
+	if d.Postgres() && doc.Content != old.Content {
+		model, cols = newDocumentRow(doc), append(cols, "content_words")
+	}
+	upd := tx.NewUpdate().Model(model).Column(cols...).WherePK()
+	if doc.ContentVersion != old.ContentVersion && !d.revisionsOff.Load() {
+		if err := d.updateWithRevision(ctx, tx, upd, doc, revisionMeta(ctx, models.RevisionEdit, doc)); err != nil {
+			return nil, nil, err
+		}
+	} else if _, err := upd.Exec(ctx); err != nil {
+		return nil, nil, err
+	}
+	return &old, doc, nil
 }
 
 // DeleteDocument deletes a document with its chunk rows and revisions and

@@ -168,16 +168,69 @@ func (d *DB) CreateSyncedDocuments(ctx context.Context, docs []NewSyncedDoc) (cr
 	return created, nil
 }
 
+// SyncedUpdate is a synced document a sync changes with its item.
+type SyncedUpdate struct {
+	DocumentID int64
+	Change     func(doc *models.Document) error // as UpdateDocument's
+	// Meta is the parse_meta to store, given the row after the change.
+	Meta func(after *models.Document) string
+	Item *models.SyncItem // written with the document's id and version
+}
+
+// UpdateSyncedDocuments applies a sync's changes to its documents in one
+// transaction: each through UpdateDocument's path (a new version stores a
+// revision), its parse_meta set and its item written. A document gone
+// (deleted in Lore) is left out: missing[i] says so, and its item is not
+// written. After the commit, after[i] is the row as written.
+func (d *DB) UpdateSyncedDocuments(ctx context.Context, ups []SyncedUpdate) (after []*models.Document, missing []bool, err error) {
+	after, missing = make([]*models.Document, len(ups)), make([]bool, len(ups))
+	var ids []int64
+	err = d.Tx(ctx, func(ctx context.Context, tx bun.Tx) error {
+		ids = ids[:0]
+		for i, u := range ups {
+			_, a, err := d.updateDocumentTx(ctx, tx, u.DocumentID, u.Change)
+			if errors.Is(Classify(err), ErrNotFound) {
+				missing[i] = true
+				continue
+			}
+			if err != nil {
+				return err
+			}
+			if _, err := tx.NewUpdate().Model((*models.Document)(nil)).Set("parse_meta = ?", u.Meta(a)).Where("id = ?", a.ID).Exec(ctx); err != nil {
+				return err
+			}
+			u.Item.DocumentID, u.Item.SyncedRevision = a.ID, a.ContentVersion
+			if err := saveSyncItem(ctx, tx, u.Item); err != nil {
+				return err
+			}
+			after[i] = a
+			ids = append(ids, a.ID)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	if len(ids) > 0 {
+		d.changed(ctx, Change{Documents: ids})
+	}
+	return after, missing, nil
+}
+
 // SaveSyncItem writes an item (insert or replace), with the time it was
 // synced.
 func (d *DB) SaveSyncItem(ctx context.Context, it *models.SyncItem) error {
+	return Classify(saveSyncItem(ctx, d.DB, it))
+}
+
+func saveSyncItem(ctx context.Context, db bun.IDB, it *models.SyncItem) error {
 	it.SyncedAt = time.Now().UTC()
-	_, err := d.NewInsert().Model(it).On("CONFLICT (data_source_id, item_key) DO UPDATE").
+	_, err := db.NewInsert().Model(it).On("CONFLICT (data_source_id, item_key) DO UPDATE").
 		Set("site_id = EXCLUDED.site_id").Set("document_id = EXCLUDED.document_id").Set("version = EXCLUDED.version").
 		Set("ref = EXCLUDED.ref").Set("etag = EXCLUDED.etag").Set("last_modified = EXCLUDED.last_modified").
 		Set("links = EXCLUDED.links").Set("synced_revision = EXCLUDED.synced_revision").
 		Set("run_id = EXCLUDED.run_id").Set("synced_at = EXCLUDED.synced_at").Exec(ctx)
-	return Classify(err)
+	return err
 }
 
 // RenameSyncItem moves an item to a new key (a file renamed in the

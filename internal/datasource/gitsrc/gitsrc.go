@@ -361,7 +361,6 @@ func (r *Repo) Head() (string, error) {
 type File struct {
 	Path string
 	Blob string // the blob id: the same bytes have the same id
-	Size int64
 }
 
 // ErrTooMany is returned when a commit has more matching files than the
@@ -369,7 +368,9 @@ type File struct {
 var ErrTooMany = errors.New("too many files")
 
 // Files lists the files of a commit that keep(path) accepts, by path, at
-// most max of them.
+// most max of them. It reads the trees only: a file's blob id is in its
+// tree entry, and reading every blob (what tree.Files does, for the size)
+// was most of a sync that finds little changed.
 func (r *Repo) Files(commit string, keep func(string) bool, max int) ([]File, error) {
 	c, err := r.repo.CommitObject(plumbing.NewHash(commit))
 	if err != nil {
@@ -379,19 +380,27 @@ func (r *Repo) Files(commit string, keep func(string) bool, max int) ([]File, er
 	if err != nil {
 		return nil, err
 	}
+	w := object.NewTreeWalker(tree, true, nil)
+	defer w.Close()
 	var out []File
-	err = tree.Files().ForEach(func(f *object.File) error {
-		if !f.Mode.IsFile() || !keep(f.Name) {
-			return nil
+	for {
+		name, e, err := w.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return nil, err
+		}
+		if !e.Mode.IsFile() || !keep(name) {
+			continue // a folder (walked into), a submodule, or not wanted
 		}
 		if len(out) >= max {
-			return fmt.Errorf("%w: more than %d matching files at %s; narrow config.paths", ErrTooMany, max, commit[:min(len(commit), 12)])
+			return nil, fmt.Errorf("%w: more than %d matching files at %s; narrow config.paths", ErrTooMany, max, commit[:min(len(commit), 12)])
 		}
-		out = append(out, File{Path: f.Name, Blob: f.Hash.String(), Size: f.Size})
-		return nil
-	})
+		out = append(out, File{Path: name, Blob: e.Hash.String()})
+	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Path < out[j].Path })
-	return out, err
+	return out, nil
 }
 
 // ErrBlobTooLarge is returned for a file over the read bound.
