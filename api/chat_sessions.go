@@ -175,10 +175,7 @@ const (
 
 func (s *Server) listChatSessions(c *fiber.Ctx) error {
 	var q ChatSessionListQuery
-	if err := bindQuery(c, &q); err != nil {
-		return err
-	}
-	if err := q.Defaults(20, 100); err != nil {
+	if err := bindPage(c, &q, 20, 100); err != nil {
 		return err
 	}
 	owner, err := callerOwnerHash(c)
@@ -190,7 +187,8 @@ func (s *Server) listChatSessions(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	empty := ChatSessionList{Items: []ChatSessionResponse{}, List: []ChatSessionResponse{}, Page: q.Page, Size: q.Size}
+	page, size := q.reported(0)
+	empty := ChatSessionList{Items: []ChatSessionResponse{}, List: []ChatSessionResponse{}, Page: page, Size: size}
 	if tenant.none { // an unknown tenant slug: nothing to list
 		return ok(c, empty)
 	}
@@ -211,14 +209,12 @@ func (s *Server) listChatSessions(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	out := ChatSessionList{Items: make([]ChatSessionResponse, len(rows)), Total: total, Page: q.Page, Size: q.Size}
+	out := ChatSessionList{Items: make([]ChatSessionResponse, len(rows)), Total: total}
+	out.Page, out.Size = q.reported(total)
 	for i := range rows {
 		out.Items[i] = chatSessionResponse(&rows[i])
 	}
 	out.List = out.Items
-	if !q.Paged() {
-		out.Page, out.Size = 1, total
-	}
 	return ok(c, out)
 }
 
