@@ -12,6 +12,8 @@ go build -o bench/out/lorebench ./bench/cmd/lorebench
 # The MCP server's search latency on the embedded defaults (a Go test that
 # measures, printing its TARGET line).
 LORE_MEASURE_MCP=1 TEMPORAL_CLI="$PWD/bin/temporal" go test -count=1 -v -run '^TestMCPSearchLatency$' ./e2e/ | grep -E '^(MCP search|TARGET)' || true
+# The sync of a 1,000-file Git repository against a plain import, and its re-syncs.
+LORE_SYNC_TARGETS=1 TEMPORAL_CLI="$PWD/bin/temporal" go test -count=1 -v -run '^TestSyncTargets$' ./e2e/ | grep -E '^(Sync of|TARGET)' || true
 # What storing a revision adds to a document update, on both dialects.
 LORE_MEASURE_REVISIONS=1 go test -count=1 -v -run '^TestRevisionCostOfAnUpdate$' ./api/ | grep -E '^(PUT|TARGET)' || true
 # shellcheck disable=SC2086 # BENCH_FLAGS is a list of flags
