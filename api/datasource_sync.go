@@ -395,10 +395,7 @@ func (s *Server) listSyncs(c *fiber.Ctx) error {
 		return err
 	}
 	var q PageQuery
-	if err := bindQuery(c, &q); err != nil {
-		return err
-	}
-	if err := q.Defaults(20, 100); err != nil {
+	if err := bindPage(c, &q, 20, 100); err != nil {
 		return err
 	}
 	rows, total, err := s.d.DB.ListSyncRuns(c.UserContext(), ds.ID, q.Limit(), q.Offset())

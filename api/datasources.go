@@ -438,10 +438,7 @@ func (s *Server) sourceError(c *fiber.Ctx, err error) error {
 
 func (s *Server) browseDataSource(c *fiber.Ctx) error {
 	var q BrowseQuery
-	if err := bindQuery(c, &q); err != nil {
-		return err
-	}
-	if err := q.Defaults(100, 1000); err != nil {
+	if err := bindPage(c, &q, 100, 1000); err != nil {
 		return err
 	}
 	_, src, err := s.openSource(c)
