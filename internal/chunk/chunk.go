@@ -481,6 +481,10 @@ func isJoining(r rune) bool {
 const (
 	leadMinWords = 8
 	leadMaxRunes = 300
+	// leadWithin bounds how far into a document its lead is looked for (a
+	// paragraph further in opens no page), so vectorizing a large
+	// document does not parse it twice.
+	leadWithin = 16 << 10
 )
 
 // Lead returns the document's first paragraph of prose (at most
@@ -488,6 +492,14 @@ const (
 // opening paragraph says what the page is about, which a chunk from deep
 // inside it seldom does.
 func Lead(markdown string) string {
+	if len(markdown) > leadWithin {
+		// Whole lines only, so a cut never splits a rune or a heading.
+		if i := strings.LastIndexByte(markdown[:leadWithin], '\n'); i > 0 {
+			markdown = markdown[:i]
+		} else {
+			markdown = strings.ToValidUTF8(markdown[:leadWithin], "")
+		}
+	}
 	for _, sec := range parse(markdown) {
 		for _, b := range sec.blocks {
 			if b.fenced || strings.HasPrefix(strings.TrimSpace(b.text), "|") {

@@ -485,3 +485,17 @@ func TestEmbedTextCarriesThePageLeadOnce(t *testing.T) {
 		t.Fatalf("a piece from deep inside the page lacks the title, lead and heading: %q", deep)
 	}
 }
+
+func TestLeadLooksOnlyNearTheTop(t *testing.T) {
+	filler := strings.Repeat("short\n\n", leadWithin/7+10)
+	prose := "The path module provides utilities for working with file and directory paths on every platform."
+	if got := Lead(filler + prose); got != "" {
+		t.Fatalf("a paragraph past the first %d bytes is no lead, got %q", leadWithin, got)
+	}
+	if got := Lead(prose + "\n\n" + filler); got != prose {
+		t.Fatalf("Lead = %q, want %q", got, prose)
+	}
+	if got := Lead(strings.Repeat("é", leadWithin)); got != "" && !utf8.ValidString(got) {
+		t.Fatalf("a cut inside one long line keeps valid UTF-8, got %d bytes", len(got))
+	}
+}
