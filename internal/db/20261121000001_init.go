@@ -2,7 +2,6 @@ package db
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/lorekb/lore/models"
 	"github.com/uptrace/bun"
@@ -12,10 +11,8 @@ import (
 // list filter and sort. bun names a migration after its file.
 func init() {
 	migrations.MustRegister(func(ctx context.Context, db *bun.DB) error {
-		for _, m := range models.All() {
-			if _, err := db.NewCreateTable().Model(m).IfNotExists().Exec(ctx); err != nil {
-				return fmt.Errorf("create %T: %w", m, err)
-			}
+		if err := createTables(ctx, db, models.All()...); err != nil {
+			return err
 		}
 		idx := []string{
 			"CREATE INDEX IF NOT EXISTS sites_tenant_idx ON sites (tenant_id, status)",
@@ -39,7 +36,7 @@ func init() {
 			"CREATE INDEX IF NOT EXISTS chat_feedback_msg_idx ON chat_feedback (chat_message_id)",
 			"CREATE INDEX IF NOT EXISTS site_api_keys_site_idx ON site_api_keys (site_id)",
 		}
-		if db.Dialect().Name().String() == "pg" {
+		if isPostgres(db) {
 			// Trigram GIN indexes keep ILIKE '%kw%' keyword search fast at 100k
 			// documents; ILIKE stays correct for CJK even where trigrams do not help.
 			idx = append(idx,
@@ -50,11 +47,6 @@ func init() {
 				"CREATE INDEX IF NOT EXISTS chat_sessions_title_trgm_idx ON chat_sessions USING gin (title gin_trgm_ops)",
 			)
 		}
-		for _, q := range idx {
-			if _, err := db.ExecContext(ctx, q); err != nil {
-				return fmt.Errorf("%s: %w", q, err)
-			}
-		}
-		return nil
+		return execAll(ctx, db, idx...)
 	}, nil)
 }

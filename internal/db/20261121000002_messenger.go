@@ -2,7 +2,6 @@ package db
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/uptrace/bun"
 )
@@ -11,9 +10,6 @@ import (
 // customer-service account, so a pull resumes where the previous one ended.
 func init() {
 	migrations.MustRegister(func(ctx context.Context, db *bun.DB) error {
-		if _, err := db.NewCreateTable().Model((*MessengerCursor)(nil)).IfNotExists().Exec(ctx); err != nil {
-			return fmt.Errorf("create messenger_cursors: %w", err)
-		}
-		return nil
+		return createTables(ctx, db, (*MessengerCursor)(nil))
 	}, nil)
 }

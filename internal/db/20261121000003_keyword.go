@@ -20,17 +20,14 @@ import (
 // keyword list uses come from the first migration.
 func init() {
 	migrations.MustRegister(func(ctx context.Context, db *bun.DB) error {
-		if db.Dialect().Name().String() != "pg" {
+		if !isPostgres(db) {
 			return nil
 		}
-		var version int
-		if err := db.NewRaw("SELECT current_setting('server_version_num')::int").Scan(ctx, &version); err != nil {
-			return fmt.Errorf("server version: %w", err)
+		version, err := pgServerVersion(ctx, db)
+		if err != nil || version < 140000 { // lz4 came with PostgreSQL 14
+			return err
 		}
-		if version < 140000 {
-			return nil
-		}
-		_, err := db.ExecContext(ctx, "ALTER TABLE documents ALTER COLUMN content SET COMPRESSION lz4")
+		_, err = db.ExecContext(ctx, "ALTER TABLE documents ALTER COLUMN content SET COMPRESSION lz4")
 		var pgErr *pgconn.PgError
 		if errors.As(err, &pgErr) && pgErr.Code == "0A000" { // compression method lz4 not supported
 			return nil

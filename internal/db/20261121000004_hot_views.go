@@ -23,7 +23,7 @@ func init() {
 				return err
 			}
 		}
-		if db.Dialect().Name().String() != "pg" {
+		if !isPostgres(db) {
 			return nil
 		}
 		_, err := db.ExecContext(ctx, "ALTER TABLE documents SET (fillfactor = 85)")

@@ -1,11 +1,5 @@
 package db
 
-import (
-	"context"
-
-	"github.com/uptrace/bun"
-)
-
 // Status and counter writes (vector_status three times per vectorization,
 // views on every flush) are in place (HOT) only if the new row version fits
 // in its page. Otherwise the write adds an entry to every index of the row,
@@ -21,11 +15,5 @@ import (
 // four status writes of a batch took 6–9 ms each, all 3,639 row updates in
 // place. Rows written before this migration change layout on their next write.
 func init() {
-	migrations.MustRegister(func(ctx context.Context, db *bun.DB) error {
-		if db.Dialect().Name().String() != "pg" {
-			return nil
-		}
-		_, err := db.ExecContext(ctx, "ALTER TABLE documents SET (toast_tuple_target = 128, fillfactor = 50)")
-		return err
-	}, nil)
+	migrations.MustRegister(onPostgres("ALTER TABLE documents SET (toast_tuple_target = 128, fillfactor = 50)"), nil)
 }

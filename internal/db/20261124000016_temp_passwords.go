@@ -19,20 +19,8 @@ func init() {
 // addColumnIfMissing adds a nullable column on either dialect unless the
 // table has it already.
 func addColumnIfMissing(ctx context.Context, db *bun.DB, table, column, typ string) error {
-	if db.Dialect().Name().String() == "pg" {
-		if typ == "TIMESTAMP" {
-			typ = "TIMESTAMPTZ"
-		}
-		_, err := db.ExecContext(ctx, "ALTER TABLE "+table+" ADD COLUMN IF NOT EXISTS "+column+" "+typ)
-		return err
+	if isPostgres(db) && typ == "TIMESTAMP" {
+		typ = "TIMESTAMPTZ"
 	}
-	var n int
-	if err := db.NewRaw("SELECT COUNT(*) FROM pragma_table_info(?) WHERE name = ?", table, column).Scan(ctx, &n); err != nil {
-		return err
-	}
-	if n > 0 {
-		return nil
-	}
-	_, err := db.ExecContext(ctx, "ALTER TABLE "+table+" ADD COLUMN "+column+" "+typ)
-	return err
+	return addMissingColumns(ctx, db, table, [][2]string{{column, typ}})
 }

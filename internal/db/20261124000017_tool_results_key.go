@@ -13,7 +13,7 @@ import (
 // migration creates the tables from the current models).
 func init() {
 	migrations.MustRegister(func(ctx context.Context, db *bun.DB) error {
-		if db.Dialect().Name().String() == "pg" {
+		if isPostgres(db) {
 			var n int
 			if err := db.NewRaw(`SELECT COUNT(*) FROM information_schema.key_column_usage
 				WHERE table_name = 'tool_results' AND constraint_name = 'tool_results_pkey'`).Scan(ctx, &n); err != nil {

@@ -2,7 +2,6 @@ package db
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/lorekb/lore/models"
 	"github.com/uptrace/bun"
@@ -15,13 +14,9 @@ import (
 // starts (worker.ReindexOutdatedSites), which writes them.
 func init() {
 	migrations.MustRegister(func(ctx context.Context, db *bun.DB) error {
-		if _, err := db.NewCreateTable().Model((*models.Chunk)(nil)).IfNotExists().Exec(ctx); err != nil {
-			return fmt.Errorf("create chunks: %w", err)
+		if err := createTables(ctx, db, (*models.Chunk)(nil)); err != nil {
+			return err
 		}
-		q := "CREATE INDEX IF NOT EXISTS chunks_site_format_idx ON chunks (site_id, index_format)"
-		if _, err := db.ExecContext(ctx, q); err != nil {
-			return fmt.Errorf("%s: %w", q, err)
-		}
-		return nil
+		return execAll(ctx, db, "CREATE INDEX IF NOT EXISTS chunks_site_format_idx ON chunks (site_id, index_format)")
 	}, nil)
 }

@@ -26,20 +26,20 @@ import (
 // the table), then the words index is built and the content index dropped.
 func init() {
 	migrations.MustRegister(func(ctx context.Context, db *bun.DB) error {
-		if db.Dialect().Name().String() != "pg" {
+		if !isPostgres(db) {
 			return nil
 		}
 		// The words are compressed like the content (see the keyword
 		// migration, which made the content lz4 wherever the server has
 		// it): a keyword list rechecks them on every candidate row.
 		lz4 := "SELECT 1"
-		var version int
-		if err := db.NewRaw("SELECT current_setting('server_version_num')::int").Scan(ctx, &version); err != nil {
-			return fmt.Errorf("server version: %w", err)
+		version, err := pgServerVersion(ctx, db)
+		if err != nil {
+			return err
 		}
 		if version >= 140000 {
 			var n int
-			err := db.NewRaw(`SELECT count(*) FROM pg_attribute WHERE attrelid = 'documents'::regclass
+			err = db.NewRaw(`SELECT count(*) FROM pg_attribute WHERE attrelid = 'documents'::regclass
 				AND attname = 'content' AND attcompression = 'l'`).Scan(ctx, &n)
 			if err != nil {
 				return fmt.Errorf("content compression: %w", err)
@@ -48,7 +48,7 @@ func init() {
 				lz4 = "ALTER TABLE documents ALTER COLUMN content_words SET COMPRESSION lz4"
 			}
 		}
-		for _, stmt := range []string{
+		return execAll(ctx, db,
 			`CREATE OR REPLACE FUNCTION lore_content_words(t text) RETURNS text
 				LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE AS $$
 				SELECT coalesce(string_agg(w, ' ' ORDER BY n), '') FROM (
@@ -79,11 +79,6 @@ func init() {
 				EXECUTE FUNCTION lore_documents_content_words()`,
 			"CREATE INDEX IF NOT EXISTS documents_content_words_trgm_idx ON documents USING gin (content_words gin_trgm_ops)",
 			"DROP INDEX IF EXISTS documents_content_trgm_idx",
-		} {
-			if _, err := db.ExecContext(ctx, stmt); err != nil {
-				return fmt.Errorf("content_words: %w", err)
-			}
-		}
-		return nil
+		)
 	}, nil)
 }

@@ -18,12 +18,11 @@ import (
 // and run again).
 func init() {
 	migrations.MustRegister(func(ctx context.Context, db *bun.DB) error {
-		if _, err := db.NewCreateTable().Model((*models.DocumentRevision)(nil)).IfNotExists().Exec(ctx); err != nil {
-			return fmt.Errorf("create document_revisions: %w", err)
+		if err := createTables(ctx, db, (*models.DocumentRevision)(nil)); err != nil {
+			return err
 		}
-		q := "CREATE INDEX IF NOT EXISTS document_revisions_site_idx ON document_revisions (site_id)"
-		if _, err := db.ExecContext(ctx, q); err != nil {
-			return fmt.Errorf("%s: %w", q, err)
+		if err := execAll(ctx, db, "CREATE INDEX IF NOT EXISTS document_revisions_site_idx ON document_revisions (site_id)"); err != nil {
+			return err
 		}
 		var last int64
 		for {

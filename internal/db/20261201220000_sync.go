@@ -2,7 +2,6 @@ package db
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/lorekb/lore/models"
 	"github.com/uptrace/bun"
@@ -14,20 +13,13 @@ import (
 // that keeps two syncs from writing the same items.
 func init() {
 	migrations.MustRegister(func(ctx context.Context, db *bun.DB) error {
-		for _, m := range []any{(*models.SyncSettings)(nil), (*models.SyncItem)(nil), (*models.SyncRun)(nil)} {
-			if _, err := db.NewCreateTable().Model(m).IfNotExists().Exec(ctx); err != nil {
-				return fmt.Errorf("create %T: %w", m, err)
-			}
+		if err := createTables(ctx, db, (*models.SyncSettings)(nil), (*models.SyncItem)(nil), (*models.SyncRun)(nil)); err != nil {
+			return err
 		}
-		for _, q := range []string{
+		return execAll(ctx, db,
 			"CREATE INDEX IF NOT EXISTS sync_items_document_idx ON sync_items (document_id)",
 			"CREATE INDEX IF NOT EXISTS sync_runs_source_idx ON sync_runs (data_source_id, id)",
 			"CREATE UNIQUE INDEX IF NOT EXISTS sync_runs_running_idx ON sync_runs (data_source_id) WHERE status = 'running'",
-		} {
-			if _, err := db.ExecContext(ctx, q); err != nil {
-				return fmt.Errorf("%s: %w", q, err)
-			}
-		}
-		return nil
+		)
 	}, nil)
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/uptrace/bun"
 	"github.com/uptrace/bun/migrate"
 )
 
@@ -23,6 +24,78 @@ func (d *DB) Migrate(ctx context.Context) error {
 	defer m.Unlock(ctx) //nolint:errcheck
 	if _, err := m.Migrate(ctx); err != nil {
 		return fmt.Errorf("migrate: %w", err)
+	}
+	return nil
+}
+
+// createTables creates the tables of the given models where they do not
+// exist yet.
+func createTables(ctx context.Context, db *bun.DB, ms ...any) error {
+	for _, m := range ms {
+		if _, err := db.NewCreateTable().Model(m).IfNotExists().Exec(ctx); err != nil {
+			return fmt.Errorf("create %T: %w", m, err)
+		}
+	}
+	return nil
+}
+
+// execAll runs the statements in order; the error names the one that failed.
+func execAll(ctx context.Context, db *bun.DB, stmts ...string) error {
+	for _, q := range stmts {
+		if _, err := db.ExecContext(ctx, q); err != nil {
+			return fmt.Errorf("%s: %w", q, err)
+		}
+	}
+	return nil
+}
+
+func isPostgres(db *bun.DB) bool { return db.Dialect().Name().String() == "pg" }
+
+// onPostgres is a migration that runs the statements on PostgreSQL and does
+// nothing on SQLite.
+func onPostgres(stmts ...string) migrate.MigrationFunc {
+	return func(ctx context.Context, db *bun.DB) error {
+		if !isPostgres(db) {
+			return nil
+		}
+		return execAll(ctx, db, stmts...)
+	}
+}
+
+// addingColumns is a migration that adds each (name, SQL type) column the
+// table lacks.
+func addingColumns(table string, cols ...[2]string) migrate.MigrationFunc {
+	return func(ctx context.Context, db *bun.DB) error { return addMissingColumns(ctx, db, table, cols) }
+}
+
+// pgServerVersion is PostgreSQL's server_version_num (140000 for 14.0).
+func pgServerVersion(ctx context.Context, db *bun.DB) (int, error) {
+	var version int
+	if err := db.NewRaw("SELECT current_setting('server_version_num')::int").Scan(ctx, &version); err != nil {
+		return 0, fmt.Errorf("server version: %w", err)
+	}
+	return version, nil
+}
+
+// addMissingColumns adds each (name, SQL type) column the table lacks.
+func addMissingColumns(ctx context.Context, db *bun.DB, table string, cols [][2]string) error {
+	for _, c := range cols {
+		if isPostgres(db) {
+			if _, err := db.ExecContext(ctx, "ALTER TABLE "+table+" ADD COLUMN IF NOT EXISTS "+c[0]+" "+c[1]); err != nil {
+				return err
+			}
+			continue
+		}
+		var n int
+		if err := db.NewRaw("SELECT COUNT(*) FROM pragma_table_info(?) WHERE name = ?", table, c[0]).Scan(ctx, &n); err != nil {
+			return err
+		}
+		if n > 0 {
+			continue
+		}
+		if _, err := db.ExecContext(ctx, "ALTER TABLE "+table+" ADD COLUMN "+c[0]+" "+c[1]); err != nil {
+			return err
+		}
 	}
 	return nil
 }
