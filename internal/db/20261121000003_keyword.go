@@ -19,10 +19,7 @@ import (
 // older than 14 or built without lz4 keeps pglz. The trigram indexes the
 // keyword list uses come from the first migration.
 func init() {
-	migrations.MustRegister(func(ctx context.Context, db *bun.DB) error {
-		if !isPostgres(db) {
-			return nil
-		}
+	migrations.MustRegister(postgresOnly(func(ctx context.Context, db *bun.DB) error {
 		version, err := pgServerVersion(ctx, db)
 		if err != nil || version < 140000 { // lz4 came with PostgreSQL 14
 			return err
@@ -36,5 +33,5 @@ func init() {
 			return fmt.Errorf("documents.content lz4: %w", err)
 		}
 		return nil
-	}, nil)
+	}), nil)
 }

@@ -25,10 +25,7 @@ import (
 // Existing rows are filled here, before the triggers exist (one rewrite of
 // the table), then the words index is built and the content index dropped.
 func init() {
-	migrations.MustRegister(func(ctx context.Context, db *bun.DB) error {
-		if !isPostgres(db) {
-			return nil
-		}
+	migrations.MustRegister(postgresOnly(func(ctx context.Context, db *bun.DB) error {
 		// The words are compressed like the content (see the keyword
 		// migration, which made the content lz4 wherever the server has
 		// it): a keyword list rechecks them on every candidate row.
@@ -80,5 +77,5 @@ func init() {
 			"CREATE INDEX IF NOT EXISTS documents_content_words_trgm_idx ON documents USING gin (content_words gin_trgm_ops)",
 			"DROP INDEX IF EXISTS documents_content_trgm_idx",
 		)
-	}, nil)
+	}), nil)
 }

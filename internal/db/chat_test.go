@@ -14,33 +14,9 @@ import (
 	"github.com/lorekb/lore/models"
 )
 
-// chatFixture inserts rows with bun, failing the test on error.
-func chatFixture(t *testing.T, d *db.DB, rows ...any) {
-	t.Helper()
-	for _, r := range rows {
-		if _, err := d.NewInsert().Model(r).Exec(context.Background()); err != nil {
-			t.Fatalf("insert %T: %v", r, err)
-		}
-	}
-}
-
-func chatRowCount(t *testing.T, d *db.DB, model any, where string, args ...any) int {
-	t.Helper()
-	n, err := d.NewSelect().Model(model).Where(where, args...).Count(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	return int(n)
-}
-
 func chatTestSite(t *testing.T, d *db.DB, tenant int64, slug string, password bool) int64 {
 	t.Helper()
-	now := time.Now().UTC()
-	s := &models.Site{TenantID: tenant, Name: slug, Slug: slug, Status: models.SiteActive, ThemeColor: "blue",
-		LayoutMode: "sidebar", QuickQuestions: "[]", BotConfig: "{}", IsPublic: !password, RequiresPassword: password,
-		CreatedAt: now, UpdatedAt: now}
-	chatFixture(t, d, s)
-	return s.ID
+	return insertTestSite(t, d, tenant, slug, password).ID
 }
 
 func threads(rows []models.ChatSession) string {
@@ -54,12 +30,9 @@ func threads(rows []models.ChatSession) string {
 func TestListChatSessionsFiltersAndOrder(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, d *db.DB) {
 		ctx := context.Background()
-		tid, err := d.EnsureDefaultTenant(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
+		tid := defaultTenant(t, d)
 		other := &models.Tenant{Slug: "other", Name: "Other", CreatedAt: time.Now(), UpdatedAt: time.Now()}
-		chatFixture(t, d, other)
+		mustInsert(t, d, other)
 		a := chatTestSite(t, d, tid, "a", false)
 		locked := chatTestSite(t, d, tid, "locked", true)
 		base := time.Now().UTC().Add(-time.Hour).Truncate(time.Second)
@@ -67,7 +40,7 @@ func TestListChatSessionsFiltersAndOrder(t *testing.T) {
 			return &models.ChatSession{ThreadID: thread, TenantID: tenant, SiteID: site, MemberID: member, Title: title,
 				Source: "web_chat", LastMessage: last, LastMessageRole: "user", CreatedAt: base, UpdatedAt: base.Add(at)}
 		}
-		chatFixture(t, d,
+		mustInsert(t, d,
 			sess("t1", tid, &a, "m", "Install guide", "how to install?", 1*time.Minute),
 			sess("t2", tid, &a, "m", "Pricing", "100% off_sale", 3*time.Minute),
 			sess("t3", tid, nil, "m", "No site", "hello", 2*time.Minute),
@@ -118,7 +91,7 @@ func TestChatMessagesLookups(t *testing.T) {
 		seq0, seq1 := 0, 1
 		// One row at a time: a bun slice insert on SQLite takes its columns from
 		// the first row.
-		chatFixture(t, d, []any{
+		mustInsert(t, d, []any{
 			&models.ChatMessage{ThreadID: "th", Turn: 2, Position: 20000, ChatMessageID: "c3", Role: "user", Content: "again", CreatedAt: now},
 			&models.ChatMessage{ThreadID: "th", Turn: 1, Position: 10000, ChatMessageID: "c1", Role: "user", Content: "q", CreatedAt: now},
 			&models.ChatMessage{ThreadID: "th", Turn: 1, Position: 15001, ChatMessageID: "c2", Role: "assistant", Content: "a", MessageSeq: &seq0, CreatedAt: now},
@@ -147,7 +120,7 @@ func TestChatMessagesLookups(t *testing.T) {
 			t.Fatalf("seq 2: %v", err)
 		}
 
-		chatFixture(t, d, &models.ToolResult{ToolCallID: "call-1", ThreadID: "th", Content: `{"hits":[]}`, CreatedAt: now})
+		mustInsert(t, d, &models.ToolResult{ToolCallID: "call-1", ThreadID: "th", Content: `{"hits":[]}`, CreatedAt: now})
 		if r, err := d.ThreadToolResult(ctx, "th", "call-1"); err != nil || r.Content != `{"hits":[]}` {
 			t.Fatalf("tool result: %v %v", r, err)
 		}
@@ -166,7 +139,7 @@ func chatThread(t *testing.T, d *db.DB, thread, member string) {
 	t.Helper()
 	now := time.Now().UTC()
 	seq := 0
-	chatFixture(t, d,
+	mustInsert(t, d,
 		&models.ChatSession{ThreadID: thread, TenantID: 1, MemberID: member, Summary: "memory", CreatedAt: now, UpdatedAt: now},
 		&models.ChatMessage{ThreadID: thread, Turn: 1, Position: 1, ChatMessageID: thread + "-u", Role: "user", Content: "q", CreatedAt: now},
 		&models.ChatMessage{ThreadID: thread, Turn: 1, Position: 2, ChatMessageID: thread + "-a", Role: "assistant", Content: "a", MessageSeq: &seq, CreatedAt: now},
@@ -178,10 +151,10 @@ func chatThread(t *testing.T, d *db.DB, thread, member string) {
 func chatThreadRows(t *testing.T, d *db.DB, thread string) string {
 	t.Helper()
 	return fmt.Sprint(
-		chatRowCount(t, d, (*models.ChatSession)(nil), "thread_id = ?", thread),
-		chatRowCount(t, d, (*models.ChatMessage)(nil), "thread_id = ?", thread),
-		chatRowCount(t, d, (*models.ToolResult)(nil), "thread_id = ?", thread),
-		chatRowCount(t, d, (*models.Feedback)(nil), "thread_id = ?", thread))
+		countWhere(t, d, (*models.ChatSession)(nil), "thread_id = ?", thread),
+		countWhere(t, d, (*models.ChatMessage)(nil), "thread_id = ?", thread),
+		countWhere(t, d, (*models.ToolResult)(nil), "thread_id = ?", thread),
+		countWhere(t, d, (*models.Feedback)(nil), "thread_id = ?", thread))
 }
 
 func TestDeleteChatSessions(t *testing.T) {
@@ -281,10 +254,10 @@ func TestUpsertFeedback(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		if n := chatRowCount(t, d, (*models.Feedback)(nil), "chat_message_id = ? AND member_id = ?", "t-a", "n"); n != 1 {
+		if n := countWhere(t, d, (*models.Feedback)(nil), "chat_message_id = ? AND member_id = ?", "t-a", "n"); n != 1 {
 			t.Fatalf("concurrent upserts left %d rows", n)
 		}
-		if n := chatRowCount(t, d, (*models.Feedback)(nil), "chat_message_id = ?", "t-a"); n != 2 {
+		if n := countWhere(t, d, (*models.Feedback)(nil), "chat_message_id = ?", "t-a"); n != 2 {
 			t.Fatalf("rows of the message: %d", n)
 		}
 	})

@@ -18,10 +18,7 @@ import (
 func cfgTenants(t *testing.T, d *db.DB) (int64, int64) {
 	t.Helper()
 	ctx := context.Background()
-	a, err := d.EnsureDefaultTenant(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
+	a := defaultTenant(t, d)
 	now := time.Now().UTC()
 	b := &models.Tenant{Slug: "second", Name: "Second", CreatedAt: now, UpdatedAt: now}
 	if _, err := d.NewInsert().Model(b).Exec(ctx); err != nil {

@@ -21,18 +21,7 @@ import (
 
 func docTestSite(t *testing.T, d *db.DB, name string) *models.Site {
 	t.Helper()
-	ctx := context.Background()
-	tid, err := d.EnsureDefaultTenant(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	now := time.Now().UTC()
-	s := &models.Site{TenantID: tid, Name: name, Slug: name, Status: models.SiteActive, ThemeColor: "blue",
-		LayoutMode: "sidebar", QuickQuestions: "[]", BotConfig: "{}", IsPublic: true, CreatedAt: now, UpdatedAt: now}
-	if _, err := d.NewInsert().Model(s).Exec(ctx); err != nil {
-		t.Fatal(err)
-	}
-	return s
+	return insertTestSite(t, d, defaultTenant(t, d), name, false)
 }
 
 func docTestCollection(t *testing.T, d *db.DB, site *models.Site, parent *models.Collection, title string) *models.Collection {
@@ -71,11 +60,7 @@ func docViews(t *testing.T, d *db.DB, id int64) int64 {
 
 func docEvents(t *testing.T, d *db.DB, id int64) int {
 	t.Helper()
-	n, err := d.NewSelect().Model((*models.ViewEvent)(nil)).Where("document_id = ?", id).Count(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	return int(n)
+	return countWhere(t, d, (*models.ViewEvent)(nil), "document_id = ?", id)
 }
 
 func TestViewRecorderFlushAndRetry(t *testing.T) {

@@ -51,15 +51,20 @@ func execAll(ctx context.Context, db *bun.DB, stmts ...string) error {
 
 func isPostgres(db *bun.DB) bool { return db.Dialect().Name().String() == "pg" }
 
-// onPostgres is a migration that runs the statements on PostgreSQL and does
-// nothing on SQLite.
-func onPostgres(stmts ...string) migrate.MigrationFunc {
+// postgresOnly is a migration that runs fn on PostgreSQL and does nothing on
+// SQLite.
+func postgresOnly(fn migrate.MigrationFunc) migrate.MigrationFunc {
 	return func(ctx context.Context, db *bun.DB) error {
 		if !isPostgres(db) {
 			return nil
 		}
-		return execAll(ctx, db, stmts...)
+		return fn(ctx, db)
 	}
+}
+
+// onPostgres is a migration that runs the statements on PostgreSQL only.
+func onPostgres(stmts ...string) migrate.MigrationFunc {
+	return postgresOnly(func(ctx context.Context, db *bun.DB) error { return execAll(ctx, db, stmts...) })
 }
 
 // addingColumns is a migration that adds each (name, SQL type) column the

@@ -18,10 +18,7 @@ import (
 func TestStartAndPersistTurnRows(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, d *db.DB) {
 		ctx := context.Background()
-		tid, err := d.EnsureDefaultTenant(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
+		tid := defaultTenant(t, d)
 		site := chatTestSite(t, d, tid, "persist", false)
 		ts, err := d.StartTurn(ctx, db.BeginTurn{ThreadID: "th-persist", TenantID: tid, SiteID: site, MemberID: "m1",
 			Source: "web", UserText: "what is a stream?", New: true,
@@ -76,7 +73,7 @@ func TestStartAndPersistTurnRows(t *testing.T) {
 		if n, err := d.PersistTurn(ctx, "th-persist", 1, rows, 4); err != nil || n != -1 {
 			t.Fatalf("retry = %d, %v; want -1", n, err)
 		}
-		if c := chatRowCount(t, d, (*models.ChatMessage)(nil), "thread_id = ?", "th-persist"); c != 6 {
+		if c := countWhere(t, d, (*models.ChatMessage)(nil), "thread_id = ?", "th-persist"); c != 6 {
 			t.Fatalf("%d rows after the retry, want 6", c)
 		}
 		// The next turn numbers its answer after the first.
@@ -133,10 +130,7 @@ func TestStartAndPersistTurnRows(t *testing.T) {
 func TestStartTurnNewThread(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, d *db.DB) {
 		ctx := context.Background()
-		tid, err := d.EnsureDefaultTenant(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
+		tid := defaultTenant(t, d)
 		site := chatTestSite(t, d, tid, "newthread", false)
 		in := db.BeginTurn{ThreadID: "th-new", TenantID: tid, SiteID: site, MemberID: "m1", Source: "web", UserText: "hello", New: true}
 		ts, err := d.StartTurn(ctx, in)
@@ -154,7 +148,7 @@ func TestStartTurnNewThread(t *testing.T) {
 		if _, err := d.StartTurn(ctx, in); err == nil {
 			t.Fatal("a second new thread under the same id was accepted")
 		}
-		if c := chatRowCount(t, d, (*models.ChatMessage)(nil), "thread_id = ?", "th-new"); c != 1 {
+		if c := countWhere(t, d, (*models.ChatMessage)(nil), "thread_id = ?", "th-new"); c != 1 {
 			t.Fatalf("%d messages after the clash, want 1", c)
 		}
 	})

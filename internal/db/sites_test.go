@@ -14,13 +14,31 @@ import (
 
 func strp(s string) *string { return &s }
 
-func newTestSite(t *testing.T, d *db.DB, name, slug string, domain *string) *models.Site {
+// defaultTenant is the id of the default tenant, made if it is missing.
+func defaultTenant(t *testing.T, d *db.DB) int64 {
 	t.Helper()
 	tid, err := d.EnsureDefaultTenant(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := &models.Site{TenantID: tid, Name: name, Slug: slug, Domain: domain, Status: models.SiteActive,
+	return tid
+}
+
+// insertTestSite inserts an active site of the tenant named slug: public, or
+// behind a password.
+func insertTestSite(t *testing.T, d *db.DB, tenant int64, slug string, password bool) *models.Site {
+	t.Helper()
+	now := time.Now().UTC()
+	s := &models.Site{TenantID: tenant, Name: slug, Slug: slug, Status: models.SiteActive, ThemeColor: "blue",
+		LayoutMode: "sidebar", QuickQuestions: "[]", BotConfig: "{}", IsPublic: !password, RequiresPassword: password,
+		CreatedAt: now, UpdatedAt: now}
+	mustInsert(t, d, s)
+	return s
+}
+
+func newTestSite(t *testing.T, d *db.DB, name, slug string, domain *string) *models.Site {
+	t.Helper()
+	s := &models.Site{TenantID: defaultTenant(t, d), Name: name, Slug: slug, Domain: domain, Status: models.SiteActive,
 		ThemeColor: "blue", LayoutMode: "sidebar", IsPublic: true}
 	if err := d.CreateSite(context.Background(), s); err != nil {
 		t.Fatalf("create site %s: %v", name, err)
@@ -28,10 +46,14 @@ func newTestSite(t *testing.T, d *db.DB, name, slug string, domain *string) *mod
 	return s
 }
 
-func mustInsert(t *testing.T, d *db.DB, rows any) {
+// mustInsert inserts rows with bun (each a model or a slice of them),
+// failing the test on error.
+func mustInsert(t *testing.T, d *db.DB, rows ...any) {
 	t.Helper()
-	if _, err := d.NewInsert().Model(rows).Exec(context.Background()); err != nil {
-		t.Fatalf("insert %T: %v", rows, err)
+	for _, r := range rows {
+		if _, err := d.NewInsert().Model(r).Exec(context.Background()); err != nil {
+			t.Fatalf("insert %T: %v", r, err)
+		}
 	}
 }
 

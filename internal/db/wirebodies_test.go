@@ -53,10 +53,7 @@ func TestParseMetaMigrationAddsTheColumn(t *testing.T) {
 func TestCreateSiteWithAdminIsOneTransaction(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, d *db.DB) {
 		ctx := context.Background()
-		tid, err := d.EnsureDefaultTenant(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
+		tid := defaultTenant(t, d)
 		site := func(name string) *models.Site {
 			return &models.Site{TenantID: tid, Name: name, Slug: name, Status: models.SiteActive, IsPublic: true}
 		}
