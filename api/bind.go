@@ -351,3 +351,17 @@ func requiredTitle(t string) (string, error) {
 	}
 	return t, nil
 }
+
+// optionalTitle is requiredTitle for the title an update may give: *t is
+// left nil when it gives none, else replaced by the trimmed title.
+func optionalTitle(t **string) error {
+	if *t == nil {
+		return nil
+	}
+	v, err := requiredTitle(**t)
+	if err != nil {
+		return err
+	}
+	*t = &v
+	return nil
+}

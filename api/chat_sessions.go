@@ -273,12 +273,18 @@ func (s *Server) getChatSession(c *fiber.Ctx) error {
 	return ok(c, chatSessionResponse(sess))
 }
 
-func (s *Server) chatSessionMessages(c *fiber.Ctx) error {
+// memberSession is the session the path names, as the member the query
+// names may see it.
+func (s *Server) memberSession(c *fiber.Ctx) (*models.ChatSession, error) {
 	var q ChatMemberQuery
 	if err := bindQuery(c, &q); err != nil {
-		return err
+		return nil, err
 	}
-	sess, err := s.loadChatSession(c, q.MemberID, 0)
+	return s.loadChatSession(c, q.MemberID, 0)
+}
+
+func (s *Server) chatSessionMessages(c *fiber.Ctx) error {
+	sess, err := s.memberSession(c)
 	if err != nil {
 		return err
 	}
@@ -342,11 +348,7 @@ func chatISOTime(t time.Time) string {
 }
 
 func (s *Server) chatToolResult(c *fiber.Ctx) error {
-	var q ChatMemberQuery
-	if err := bindQuery(c, &q); err != nil {
-		return err
-	}
-	sess, err := s.loadChatSession(c, q.MemberID, 0)
+	sess, err := s.memberSession(c)
 	if err != nil {
 		return err
 	}

@@ -194,15 +194,8 @@ func (s *Server) createCollection(c *fiber.Ctx) error {
 	if err := bindJSON(c, &in); err != nil {
 		return err
 	}
-	title, err := requiredTitle(in.Title)
+	title, site, err := s.newItemSite(c, in.Title, in.SiteID, in.TenantID)
 	if err != nil {
-		return err
-	}
-	site, err := s.bodySite(c, in.SiteID, EditorUp)
-	if err != nil {
-		return err
-	}
-	if err := siteTenant(site, in.TenantID); err != nil {
 		return err
 	}
 	col := &models.Collection{TenantID: site.TenantID, SiteID: site.ID, ParentID: in.ParentID, Title: title}
@@ -221,12 +214,8 @@ func (s *Server) updateCollection(c *fiber.Ctx) error {
 	if err := bindJSON(c, &in); err != nil {
 		return err
 	}
-	if in.Title != nil {
-		t, err := requiredTitle(*in.Title)
-		if err != nil {
-			return err
-		}
-		in.Title = &t
+	if err := optionalTitle(&in.Title); err != nil {
+		return err
 	}
 	ch := db.CollectionChange{Title: in.Title, ParentSet: bodyHas(c, "parent_id"), ParentID: in.ParentID, Order: in.Order}
 	out, err := s.d.DB.UpdateCollection(c.UserContext(), col.ID, ch)

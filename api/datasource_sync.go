@@ -102,9 +102,6 @@ func (s *Server) setGitConfig(c *fiber.Ctx, ds *models.DataSource, raw map[strin
 	if err := decodeConfig(raw, &cfg); err != nil {
 		return err
 	}
-	if err := cfg.Validate(); err != nil {
-		return Invalid("%v", err)
-	}
 	if err := s.d.Guard().CheckURL(cfg.URL); err != nil {
 		return Invalid("config.url: %v", err)
 	}
@@ -128,9 +125,6 @@ func (s *Server) setWebConfig(ds *models.DataSource, raw map[string]any) error {
 	if err := decodeConfig(raw, &cfg); err != nil {
 		return err
 	}
-	if err := cfg.Validate(); err != nil {
-		return Invalid("%v", err)
-	}
 	if err := s.d.Guard().CheckURL(cfg.URL); err != nil {
 		return Invalid("config.url: %v", err)
 	}
@@ -142,12 +136,17 @@ func (s *Server) setWebConfig(ds *models.DataSource, raw map[string]any) error {
 	return nil
 }
 
-func decodeConfig(raw map[string]any, into any) error {
+// decodeConfig decodes a data source's config strictly (no unknown fields)
+// and validates it; either failure is a 422 naming the problem.
+func decodeConfig(raw map[string]any, into interface{ Validate() error }) error {
 	b, _ := json.Marshal(raw)
 	dec := json.NewDecoder(strings.NewReader(string(b)))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(into); err != nil {
 		return Invalid("config: %v", err)
+	}
+	if err := into.Validate(); err != nil {
+		return Invalid("%v", err)
 	}
 	return nil
 }

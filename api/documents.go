@@ -201,8 +201,14 @@ func (s *Server) listDocumentsAdmin(c *fiber.Ctx) error {
 	} else {
 		f.SiteIDs = principal(c).SiteFilter()
 	}
-	if q.CollectionID > 0 {
-		ids, err := s.d.DB.CollectionWithDescendants(c.UserContext(), q.CollectionID)
+	return s.documentPage(c, f, q.CollectionID, !exclude, false, q.PageQuery)
+}
+
+// documentPage writes the page of documents the filter selects, narrowed to
+// the collection and its descendants when one is given.
+func (s *Server) documentPage(c *fiber.Ctx, f db.DocumentFilter, collectionID int64, withContent, withSite bool, page PageQuery) error {
+	if collectionID > 0 {
+		ids, err := s.d.DB.CollectionWithDescendants(c.UserContext(), collectionID)
 		if err != nil {
 			return err
 		}
@@ -212,11 +218,11 @@ func (s *Server) listDocumentsAdmin(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	out, err := s.documentResponses(c, docs, !exclude, false)
+	out, err := s.documentResponses(c, docs, withContent, withSite)
 	if err != nil {
 		return err
 	}
-	return paged(c, out, total, q.PageQuery)
+	return paged(c, out, total, page)
 }
 
 func (s *Server) getDocumentAdmin(c *fiber.Ctx) error {
@@ -278,15 +284,8 @@ func (s *Server) createDocument(c *fiber.Ctx) error {
 	if err := bindJSON(c, &in); err != nil {
 		return err
 	}
-	title, err := requiredTitle(in.Title)
+	title, site, err := s.newItemSite(c, in.Title, in.SiteID, in.TenantID)
 	if err != nil {
-		return err
-	}
-	site, err := s.bodySite(c, in.SiteID, EditorUp)
-	if err != nil {
-		return err
-	}
-	if err := siteTenant(site, in.TenantID); err != nil {
 		return err
 	}
 	vectorize, err := s.vectorRequest(c, site.ID, in.VectorStatus)
@@ -318,12 +317,8 @@ func (s *Server) updateDocument(c *fiber.Ctx) error {
 	if err := bindJSON(c, &in); err != nil {
 		return err
 	}
-	if in.Title != nil {
-		t, err := requiredTitle(*in.Title)
-		if err != nil {
-			return err
-		}
-		in.Title = &t
+	if err := optionalTitle(&in.Title); err != nil {
+		return err
 	}
 	var requested string
 	setIf(&requested, in.VectorStatus)
@@ -416,22 +411,7 @@ func (s *Server) listDocumentsClient(c *fiber.Ctx) error {
 		c.Type("json")
 		return c.Send(body)
 	}
-	if q.CollectionID > 0 {
-		ids, err := s.d.DB.CollectionWithDescendants(c.UserContext(), q.CollectionID)
-		if err != nil {
-			return err
-		}
-		f.CollectionIDs = ids
-	}
-	docs, total, err := s.d.DB.ListDocuments(c.UserContext(), f)
-	if err != nil {
-		return err
-	}
-	out, err := s.documentResponses(c, docs, !exclude, q.IncludeSiteInfo)
-	if err != nil {
-		return err
-	}
-	if err := paged(c, out, total, q.PageQuery); err != nil {
+	if err := s.documentPage(c, f, q.CollectionID, !exclude, q.IncludeSiteInfo, q.PageQuery); err != nil {
 		return err
 	}
 	s.cache.Lists.Add(key, append([]byte(nil), c.Response().Body()...))

@@ -253,36 +253,42 @@ func (s *Server) clientFileInfo(c *fiber.Ctx) error {
 	return s.fileInfo(c, name, true)
 }
 
-// presign checks the object exists and returns its URL valid for hours.
-func (s *Server) presign(c *fiber.Ctx, name string, hours int) (string, error) {
+// presignQuery is the query of :presignedUrl on either surface (they bound
+// expires_hours differently).
+type presignQuery interface{ hours() *int }
+
+func (q *AdminPresignQuery) hours() *int  { return q.ExpiresHours }
+func (q *ClientPresignQuery) hours() *int { return q.ExpiresHours }
+
+// presign reads the object name (by the surface's object), binds the query,
+// checks the object exists and returns its URL valid for the hours asked (1
+// when none).
+func (s *Server) presign(c *fiber.Ctx, object func(*fiber.Ctx) (string, error), q presignQuery) (name, u string, hours int, err error) {
+	if name, err = object(c); err != nil {
+		return "", "", 0, err
+	}
+	if err := bindQuery(c, q); err != nil {
+		return "", "", 0, err
+	}
+	hours = 1
+	if h := q.hours(); h != nil {
+		hours = *h
+	}
 	store, err := s.blobStore()
 	if err != nil {
-		return "", err
+		return "", "", 0, err
 	}
 	if _, err := store.Stat(c.UserContext(), name); err != nil {
-		return "", s.blobError(c, err)
+		return "", "", 0, s.blobError(c, err)
 	}
-	u, err := store.URL(c.UserContext(), name, time.Duration(hours)*time.Hour)
-	if err != nil {
-		return "", s.blobError(c, err)
+	if u, err = store.URL(c.UserContext(), name, time.Duration(hours)*time.Hour); err != nil {
+		return "", "", 0, s.blobError(c, err)
 	}
-	return u, nil
+	return name, u, hours, nil
 }
 
 func (s *Server) adminPresign(c *fiber.Ctx) error {
-	name, err := s.adminObject(c)
-	if err != nil {
-		return err
-	}
-	var q AdminPresignQuery
-	if err := bindQuery(c, &q); err != nil {
-		return err
-	}
-	hours := 1
-	if q.ExpiresHours != nil {
-		hours = *q.ExpiresHours
-	}
-	u, err := s.presign(c, name, hours)
+	name, u, hours, err := s.presign(c, s.adminObject, &AdminPresignQuery{})
 	if err != nil {
 		return err
 	}
@@ -290,19 +296,7 @@ func (s *Server) adminPresign(c *fiber.Ctx) error {
 }
 
 func (s *Server) clientPresign(c *fiber.Ctx) error {
-	name, err := s.clientObject(c)
-	if err != nil {
-		return err
-	}
-	var q ClientPresignQuery
-	if err := bindQuery(c, &q); err != nil {
-		return err
-	}
-	hours := 1
-	if q.ExpiresHours != nil {
-		hours = *q.ExpiresHours
-	}
-	u, err := s.presign(c, name, hours)
+	name, u, _, err := s.presign(c, s.clientObject, &ClientPresignQuery{})
 	if err != nil {
 		return err
 	}

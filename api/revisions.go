@@ -119,12 +119,18 @@ func (s *Server) listRevisions(c *fiber.Ctx) error {
 	return paged(c, out, total, q)
 }
 
-func (s *Server) getRevision(c *fiber.Ctx) error {
+// pathRevision is the document and the revision of it that the path names.
+func (s *Server) pathRevision(c *fiber.Ctx) (*models.Document, *models.DocumentRevision, error) {
 	doc, err := s.loadDocument(c, EditorUp)
 	if err != nil {
-		return err
+		return nil, nil, err
 	}
 	r, err := s.loadRevision(c.UserContext(), doc, "rev", c.Params("rev"))
+	return doc, r, err
+}
+
+func (s *Server) getRevision(c *fiber.Ctx) error {
+	doc, r, err := s.pathRevision(c)
 	if err != nil {
 		return err
 	}
@@ -178,11 +184,7 @@ func revisionLabel(r *models.DocumentRevision) string {
 }
 
 func (s *Server) restoreRevision(c *fiber.Ctx) error {
-	doc, err := s.loadDocument(c, EditorUp)
-	if err != nil {
-		return err
-	}
-	r, err := s.loadRevision(c.UserContext(), doc, "rev", c.Params("rev"))
+	doc, r, err := s.pathRevision(c)
 	if err != nil {
 		return err
 	}

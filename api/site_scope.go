@@ -62,13 +62,23 @@ func (s *Server) bodySite(c *fiber.Ctx, siteID int64, need Perm) (*models.Site, 
 	return site, nil
 }
 
-// siteTenant checks the optional tenant_id of a body naming a site: absent
-// (0) or the site's tenant is accepted, any other tenant is 400.
-func siteTenant(site *models.Site, tenantID int64) error {
-	if tenantID != 0 && tenantID != site.TenantID {
-		return BadRequest("tenant_id: site %d belongs to tenant %d, not %d", site.ID, site.TenantID, tenantID)
+// newItemSite checks the title of a new collection or document and loads the
+// site its body names (bodySite, at editor level), which must be in the
+// body's optional tenant_id: absent (0) or the site's tenant is accepted,
+// any other tenant is 400.
+func (s *Server) newItemSite(c *fiber.Ctx, title string, siteID, tenantID int64) (string, *models.Site, error) {
+	title, err := requiredTitle(title)
+	if err != nil {
+		return "", nil, err
 	}
-	return nil
+	site, err := s.bodySite(c, siteID, EditorUp)
+	if err != nil {
+		return "", nil, err
+	}
+	if tenantID != 0 && tenantID != site.TenantID {
+		return "", nil, BadRequest("tenant_id: site %d belongs to tenant %d, not %d", site.ID, site.TenantID, tenantID)
+	}
+	return title, site, nil
 }
 
 // loadScoped reads the {id} resource with get (404 naming what when it does

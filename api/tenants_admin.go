@@ -272,15 +272,21 @@ func (s *Server) createTenant(c *fiber.Ctx) error {
 	admin := &models.User{Name: adminName, Email: strings.ToLower(strings.TrimSpace(in.AdminEmail)), PasswordHash: hash,
 		Role: models.RoleAdmin, Status: models.UserActive}
 	if err := s.d.DB.CreateTenantWithAdmin(c.UserContext(), t, admin); err != nil {
-		if errors.Is(err, db.ErrConflict) {
-			if strings.Contains(err.Error(), "email") {
-				return Conflict("admin_email: email %s is already used", admin.Email)
-			}
-			return Conflict("slug: a tenant with slug %q already exists", t.Slug)
+		if errors.Is(err, db.ErrConflict) && strings.Contains(err.Error(), "email") {
+			return Conflict("admin_email: email %s is already used", admin.Email)
 		}
-		return err
+		return tenantWriteError(err, t)
 	}
 	return created(c, tenantResponse(t))
+}
+
+// tenantWriteError is the answer to a failed tenant write: a taken slug is
+// 409.
+func tenantWriteError(err error, t *models.Tenant) error {
+	if errors.Is(err, db.ErrConflict) {
+		return Conflict("slug: a tenant with slug %q already exists", t.Slug)
+	}
+	return err
 }
 
 func (s *Server) updateTenant(c *fiber.Ctx) error {
@@ -327,10 +333,7 @@ func (s *Server) updateTenant(c *fiber.Ctx) error {
 	}
 	applyPlan(t, &in.TenantPlanIn)
 	if err := s.d.DB.UpdateTenant(c.UserContext(), t); err != nil {
-		if errors.Is(err, db.ErrConflict) {
-			return Conflict("slug: a tenant with slug %q already exists", t.Slug)
-		}
-		return err
+		return tenantWriteError(err, t)
 	}
 	return ok(c, tenantResponse(t))
 }
