@@ -69,18 +69,7 @@ func newBotFixture(t *testing.T, dialect string, env map[string]string, edit fun
 // botSite inserts an active site and returns its id.
 func botSite(h *harness, slug string) int64 {
 	h.t.Helper()
-	ctx := context.Background()
-	tid, err := h.d.DB.EnsureDefaultTenant(ctx)
-	if err != nil {
-		h.t.Fatal(err)
-	}
-	now := time.Now().UTC()
-	s := &models.Site{TenantID: tid, Name: slug, Slug: slug, Status: models.SiteActive, ThemeColor: "blue",
-		LayoutMode: "sidebar", QuickQuestions: "[]", BotConfig: "{}", IsPublic: true, CreatedAt: now, UpdatedAt: now}
-	if _, err := h.d.DB.NewInsert().Model(s).Exec(ctx); err != nil {
-		h.t.Fatal(err)
-	}
-	return s.ID
+	return h.insertSite(slug, slug, false).ID
 }
 
 // storeConfig replaces the tenant's bot-config.

@@ -17,17 +17,7 @@ const chatPath = "/v1/chat"
 // csSite inserts an active site directly and returns its id.
 func csSite(h *harness, slug string, password bool) int64 {
 	h.t.Helper()
-	ctx := context.Background()
-	tid, err := h.d.DB.EnsureDefaultTenant(ctx)
-	if err != nil {
-		h.t.Fatal(err)
-	}
-	now := time.Now().UTC()
-	s := &models.Site{TenantID: tid, Name: slug, Slug: slug, Status: models.SiteActive, ThemeColor: "blue",
-		LayoutMode: "sidebar", QuickQuestions: "[]", BotConfig: "{}", IsPublic: !password, RequiresPassword: password,
-		CreatedAt: now, UpdatedAt: now}
-	csInsert(h, s)
-	return s.ID
+	return h.insertSite(slug, slug, password).ID
 }
 
 // csInsert inserts rows with bun.

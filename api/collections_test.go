@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/lorekb/lore/models"
 )
@@ -16,34 +15,17 @@ const (
 	clientPath = "/v1"
 )
 
-// kbSite inserts an active site directly (the sites API is another file's
-// concern) and returns it.
+// kbSite inserts an active public site directly (the sites API is another
+// file's concern) and returns it.
 func kbSite(h *harness, name string) *models.Site {
 	h.t.Helper()
-	ctx := context.Background()
-	tid, err := h.d.DB.EnsureDefaultTenant(ctx)
-	if err != nil {
-		h.t.Fatal(err)
-	}
-	now := time.Now().UTC()
-	s := &models.Site{TenantID: tid, Name: name, Slug: strings.ToLower(name), Status: models.SiteActive,
-		ThemeColor: "blue", LayoutMode: "sidebar", QuickQuestions: "[]", BotConfig: "{}", IsPublic: true,
-		CreatedAt: now, UpdatedAt: now}
-	if _, err := h.d.DB.NewInsert().Model(s).Exec(ctx); err != nil {
-		h.t.Fatal(err)
-	}
-	return s
+	return h.insertSite(name, strings.ToLower(name), false)
 }
 
-// kbSetSite changes one column of a site directly.
+// kbSetSite is h.setSite, by the name the web UI tests use.
 func kbSetSite(h *harness, siteID int64, set string, arg any) {
 	h.t.Helper()
-	if _, err := h.d.DB.NewUpdate().Model((*models.Site)(nil)).Set(set, arg).Where("id = ?", siteID).
-		Exec(context.Background()); err != nil {
-		h.t.Fatal(err)
-	}
-	// As an admin write through this server would: its copies of the row go.
-	h.siteWritten(siteID)
+	h.setSite(siteID, set, arg)
 }
 
 // kbCollection creates a collection through the API.
@@ -411,7 +393,7 @@ func TestCollectionTree(t *testing.T) {
 		}
 		h.must(422, "GET", fmt.Sprintf("%s/collections:tree?site_id=%d&include_documents=maybe", clientPath, site.ID), nil, "")
 		h.must(404, "GET", clientPath+"/collections:tree?site_id=999999", nil, "")
-		kbSetSite(h, site.ID, "status = ?", models.SiteInactive)
+		h.setSite(site.ID, "status = ?", models.SiteInactive)
 		h.must(404, "GET", fmt.Sprintf("%s/collections:tree?site_id=%d", clientPath, site.ID), nil, "")
 	})
 }

@@ -324,8 +324,8 @@ func TestClientDocuments(t *testing.T) {
 		draft := kbDocument(h, map[string]any{"title": "draft", "site_id": site.ID, "status": "draft"})
 		gone := kbDocument(h, map[string]any{"title": "gone", "site_id": closed.ID, "status": "published"})
 		secret := kbDocument(h, map[string]any{"title": "secret", "site_id": locked.ID, "status": "published"})
-		kbSetSite(h, closed.ID, "status = ?", models.SiteInactive)
-		kbSetSite(h, locked.ID, "requires_password = ?", true)
+		h.setSite(closed.ID, "status = ?", models.SiteInactive)
+		h.setSite(locked.ID, "requires_password = ?", true)
 		t.Cleanup(func() { _ = h.s.CloseViews(context.Background()) })
 
 		// List: published documents of visible sites, content excluded by
@@ -404,9 +404,9 @@ func TestClientDocuments(t *testing.T) {
 		h.must(404, "GET", clientPath+"/documents/"+itoa(pub.ID), nil, "")
 		// Site visibility is checked on every read, cached or not.
 		h.must(200, "GET", clientPath+"/documents/"+itoa(pub2.ID), nil, "")
-		kbSetSite(h, site.ID, "status = ?", models.SiteInactive)
+		h.setSite(site.ID, "status = ?", models.SiteInactive)
 		h.must(404, "GET", clientPath+"/documents/"+itoa(pub2.ID), nil, "")
-		kbSetSite(h, site.ID, "status = ?", models.SiteActive)
+		h.setSite(site.ID, "status = ?", models.SiteActive)
 		if err := h.s.FlushViews(context.Background()); err != nil {
 			t.Fatal(err)
 		}

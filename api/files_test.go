@@ -449,7 +449,7 @@ func TestFilesOfSites(t *testing.T) {
 		su, _ := url.Parse(cu.URL)
 		h.must(200, "GET", su.RequestURI(), nil, "") // the signature is the authorisation
 		// an inactive site's files are gone for clients
-		saSetSite(h, open.ID, "status = ?", models.SiteInactive)
+		h.setSite(open.ID, "status = ?", models.SiteInactive)
 		h.must(404, "GET", clientPath+"/files/"+inOpen.ObjectName+":info", nil, "")
 
 		// a site admin manages its sites' files only

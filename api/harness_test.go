@@ -90,6 +90,35 @@ func newBareHarness(t *testing.T, dialect string, env map[string]string) *harnes
 	return h
 }
 
+// insertSite inserts an active site of the default tenant directly, public
+// or behind a password.
+func (h *harness) insertSite(name, slug string, password bool) *models.Site {
+	h.t.Helper()
+	now := time.Now().UTC()
+	tid, err := h.d.DB.EnsureDefaultTenant(context.Background())
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	s := &models.Site{TenantID: tid, Name: name, Slug: slug, Status: models.SiteActive, ThemeColor: "blue",
+		LayoutMode: "sidebar", QuickQuestions: "[]", BotConfig: "{}", IsPublic: !password, RequiresPassword: password,
+		CreatedAt: now, UpdatedAt: now}
+	if _, err := h.d.DB.NewInsert().Model(s).Exec(context.Background()); err != nil {
+		h.t.Fatal(err)
+	}
+	return s
+}
+
+// setSite changes one column of a site directly.
+func (h *harness) setSite(siteID int64, set string, arg any) {
+	h.t.Helper()
+	if _, err := h.d.DB.NewUpdate().Model((*models.Site)(nil)).Set(set, arg).Where("id = ?", siteID).
+		Exec(context.Background()); err != nil {
+		h.t.Fatal(err)
+	}
+	// As an admin write through this server would: its copies of the row go.
+	h.siteWritten(siteID)
+}
+
 // userToken creates an active user of the role assigned to the sites and
 // returns a login token for it.
 func (h *harness) userToken(role string, sites ...int64) string {

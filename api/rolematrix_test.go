@@ -103,7 +103,7 @@ func (m *matrix) file(siteID int64) string {
 func (m *matrix) newSite(name string, tenant int64) *models.Site {
 	st := kbSite(m.h, name)
 	if st.TenantID != tenant {
-		kbSetSite(m.h, st.ID, "tenant_id = ?", tenant)
+		m.h.setSite(st.ID, "tenant_id = ?", tenant)
 		st.TenantID = tenant
 	}
 	return st
@@ -112,7 +112,7 @@ func (m *matrix) newSite(name string, tenant int64) *models.Site {
 func (m *matrix) site(name string, tenant int64) matrixSite {
 	h := m.h
 	st := m.newSite(name, tenant)
-	kbSetSite(h, st.ID, "domain = ?", st.Slug+".example.com")
+	h.setSite(st.ID, "domain = ?", st.Slug+".example.com")
 	col := kbCollection(h, st.ID, nil, "C")
 	doc := kbDocument(h, map[string]any{"title": "D", "site_id": st.ID, "collection_id": col.ID})
 	_, user := m.user(models.RoleEditor, tenant)

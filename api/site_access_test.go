@@ -19,17 +19,6 @@ func saSite(h *harness, slug string) SiteResponse {
 	return st
 }
 
-// saSetSite changes one column of a site directly.
-func saSetSite(h *harness, id int64, set string, arg any) {
-	h.t.Helper()
-	if _, err := h.d.DB.NewUpdate().Model((*models.Site)(nil)).Set(set, arg).Where("id = ?", id).
-		Exec(context.Background()); err != nil {
-		h.t.Fatal(err)
-	}
-	// As an admin write through this server would: its copies of the row go.
-	h.siteWritten(id)
-}
-
 // saToken exchanges a site password for an access token.
 func saToken(h *harness, slug, password string) string {
 	h.t.Helper()
@@ -207,7 +196,7 @@ func TestSiteAccessPasswordFlow(t *testing.T) {
 		}
 		allowed("")
 		// an inactive site is 404 for the access routes
-		saSetSite(h, site.ID, "status = ?", models.SiteInactive)
+		h.setSite(site.ID, "status = ?", models.SiteInactive)
 		h.must(404, "GET", clientPath+"/client/sites/vault/access-status", nil, "")
 		h.must(404, "POST", clientPath+"/client/sites/vault/verify-password", map[string]string{"password": "x"}, "")
 	})

@@ -564,8 +564,8 @@ func TestClientTenantFilters(t *testing.T) {
 		alpha := kbSite(h, "Alpha")
 		beta := kbSite(h, "Beta")
 		acme := kbTenant(h, "acme")
-		kbSetSite(h, beta.ID, "tenant_id = ?", acme.ID)
-		kbSetSite(h, alpha.ID, "domain = ?", "alpha.example.com")
+		h.setSite(beta.ID, "tenant_id = ?", acme.ID)
+		h.setSite(alpha.ID, "domain = ?", "alpha.example.com")
 		def := alpha.TenantID
 		docs := map[int64]DocumentResponse{}
 		for _, site := range []int64{alpha.ID, beta.ID} {
