@@ -160,7 +160,7 @@ func (s *Server) mount() {
 		return c.Send(b)
 	})
 	s.app.Use("/docs/assets", filesystem.New(filesystem.Config{Root: http.FS(sub), MaxAge: 3600}))
-	web.Mount(s.app, s.log) // the reader and chat pages (/, /s/..., /ui/assets), clients of the API above
+	web.Mount(s.app, s.log, s.d.DB) // the reader and chat pages (/, /s/..., /ui/assets), clients of the API above
 }
 
 func (s *Server) serveSpec(surface Surface) fiber.Handler {

@@ -48,18 +48,20 @@ type Web struct {
 	api   *client
 	log   *slog.Logger
 	pages map[string]*template.Template
+	cache *pageCache
 }
 
 // Mount registers the pages on app: "/", "/s/{slug}" and below, "/go/..."
 // (a cited document by ids), the admin console at /admin (and its
 // /admin/preview) and the assets under AssetsPath. Nothing else is
 // taken: every API path, and any other unknown path, still reaches the API's
-// own routes and its JSON 404.
-func Mount(app *fiber.App, log *slog.Logger) *Web {
+// own routes and its JSON 404. changes (nil: none) is the database's change
+// feed, which keeps the page caches current (cache.go).
+func Mount(app *fiber.App, log *slog.Logger, changes Changes) *Web {
 	if log == nil {
 		log = slog.Default()
 	}
-	w := &Web{api: &client{app: app}, log: log, pages: parsePages()}
+	w := &Web{api: &client{app: app}, log: log, pages: parsePages(), cache: newPageCache(changes)}
 	static, _ := fs.Sub(files, "static")
 	app.Get("/", w.index)
 	app.Get("/s/:slug", w.sitePage)
@@ -100,23 +102,12 @@ func parsePages() map[string]*template.Template {
 	return pages
 }
 
-// navNode is one entry of the sidebar tree.
-type navNode struct {
-	Title    string
-	Href     string
-	IsCol    bool
-	Open     bool // a collection on the way to the current document
-	Current  bool
-	Children []navNode
-}
-
 // view is what the layout reads; Page is the page's own data.
 type view struct {
 	Title     string
 	Site      *site
-	Accent    string // CSS colour of the site's theme
-	Nav       []navNode
-	NavHTML   template.HTML // Nav rendered (navHTML)
+	Accent    string        // CSS colour of the site's theme
+	NavHTML   template.HTML // the sidebar (siteNav)
 	Query     string
 	SiteToken string // for the chat's requests (X-Site-Access-Token)
 	Locked    bool   // the password gate: no search, no chat
@@ -124,22 +115,32 @@ type view struct {
 }
 
 func (w *Web) render(c *fiber.Ctx, status int, name string, v view) error {
+	b, status := w.page(status, name, v)
+	return send(c, status, b)
+}
+
+// page renders the named page: its bytes and status (500 when the template
+// failed).
+func (w *Web) page(status int, name string, v view) ([]byte, int) {
 	if v.Site != nil {
 		v.Accent = accent(v.Site.ThemeColor)
 	}
-	if len(v.Nav) > 0 {
-		v.NavHTML = navHTML(v.Nav)
-	}
 	var buf bytes.Buffer
+	buf.Grow(len(v.NavHTML) + 16<<10) // the sidebar is most of a site's pages
 	if err := w.pages[name].ExecuteTemplate(&buf, "layout", v); err != nil {
 		w.log.Error("render page", "page", name, "err", err)
 		status = http.StatusInternalServerError
 		buf.Reset()
 		buf.WriteString("<!doctype html><title>Error</title><p>The page could not be shown.</p>")
 	}
+	return buf.Bytes(), status
+}
+
+// send answers a rendered page.
+func send(c *fiber.Ctx, status int, b []byte) error {
 	pageHeaders(c)
 	c.Status(status)
-	return c.Send(buf.Bytes())
+	return c.Send(b)
 }
 
 func pageHeaders(c *fiber.Ctx) {
@@ -197,27 +198,86 @@ func accent(theme string) string {
 func (w *Web) index(c *fiber.Ctx) error {
 	q := strings.TrimSpace(c.Query("q"))
 	v := view{Title: "Lore", Query: q}
-	query := url.Values{"is_pager": {"0"}}
-	if q != "" {
-		query.Set("keyword", limit(q, 200))
+	load := func() ([]byte, error) {
+		query := url.Values{"is_pager": {"0"}}
+		if q != "" {
+			query.Set("keyword", limit(q, 200))
+		}
+		var sites page[site]
+		if err := w.api.call(c, http.MethodGet, "/v1/sites", query, "", nil, &sites); err != nil {
+			return nil, err
+		}
+		v.Page = sites.List
+		return w.okPage("index", v)
 	}
-	var sites page[site]
-	if err := w.api.call(c, http.MethodGet, "/v1/sites", query, "", nil, &sites); err != nil {
+	var b []byte
+	var err error
+	if q == "" { // the same for everyone
+		b, err = w.cache.home.Get(struct{}{}, load)
+	} else {
+		b, err = load()
+	}
+	return w.sendOr(c, v, b, err)
+}
+
+// errRender is a page whose template failed (logged by page).
+var errRender = errors.New("the page could not be rendered")
+
+// okPage renders a page that is to be answered with 200, or fails: only a
+// complete page is kept in a cache.
+func (w *Web) okPage(name string, v view) ([]byte, error) {
+	b, status := w.page(http.StatusOK, name, v)
+	if status != http.StatusOK {
+		return nil, errRender
+	}
+	return b, nil
+}
+
+// sendOr answers the page b, or the error page of err.
+func (w *Web) sendOr(c *fiber.Ctx, v view, b []byte, err error) error {
+	if err != nil {
 		return w.errorPage(c, v, err)
 	}
-	v.Page = sites.List
-	return w.render(c, http.StatusOK, "index", v)
+	return send(c, http.StatusOK, b)
 }
 
 // siteView loads the site of the path and its tree, or answers the page
 // itself (not found, or the password gate): ok is false then.
 func (w *Web) siteView(c *fiber.Ctx, current int64) (view, bool, error) {
-	slug := c.Params("slug")
-	var st site
-	if err := w.api.call(c, http.MethodGet, "/v1/sites:bySlug/"+url.PathEscape(slug), nil, "", nil, &st); err != nil {
+	st, err := w.siteBySlug(c)
+	if err != nil {
 		return view{}, false, w.errorPage(c, view{Title: "Lore"}, err)
 	}
-	v := view{Title: st.Name, Site: &st}
+	return w.siteViewOf(c, st, current)
+}
+
+// errAnswered: the page was answered already (the gate, an error page).
+var errAnswered = errors.New("answered")
+
+// siteBySlug looks up the site of the path (Client API), from the cache
+// when its detail is public (cache.go). The site is shared by the requests
+// that read it: it is not to be changed.
+func (w *Web) siteBySlug(c *fiber.Ctx) (*site, error) {
+	slug := c.Params("slug")
+	st, err := w.cache.sites.Get(slug, func() (*site, error) {
+		var st site
+		if err := w.api.call(c, http.MethodGet, "/v1/sites:bySlug/"+url.PathEscape(slug), nil, "", nil, &st); err != nil {
+			return nil, err
+		}
+		if !st.IsPublic && !st.RequiresPassword {
+			return &st, errPrivate // for its staff only: not kept
+		}
+		return &st, nil
+	})
+	if errors.Is(err, errPrivate) {
+		err = nil
+	}
+	return st, err
+}
+
+// siteViewOf is siteView for the site st.
+func (w *Web) siteViewOf(c *fiber.Ctx, st *site, current int64) (view, bool, error) {
+	v := view{Title: st.Name, Site: st}
 	token := ""
 	if st.RequiresPassword {
 		token = c.Cookies(siteCookie + strconv.FormatInt(st.ID, 10))
@@ -225,9 +285,7 @@ func (w *Web) siteView(c *fiber.Ctx, current int64) (view, bool, error) {
 			return v, false, w.gate(c, v, "", http.StatusOK)
 		}
 	}
-	var tree []treeNode
-	err := w.api.call(c, http.MethodGet, "/v1/collections:tree",
-		url.Values{"site_id": {strconv.FormatInt(st.ID, 10)}, "include_documents": {"true"}}, token, nil, &tree)
+	nav, err := w.nav(c, st, token)
 	var ae *apiError
 	if errors.As(err, &ae) && (ae.Status == http.StatusUnauthorized || ae.Status == http.StatusForbidden) && st.RequiresPassword {
 		// The token expired or the password changed: ask again.
@@ -238,67 +296,26 @@ func (w *Web) siteView(c *fiber.Ctx, current int64) (view, bool, error) {
 		return v, false, w.errorPage(c, v, err)
 	}
 	v.SiteToken = token
-	v.Nav, _ = navFrom(tree, st.Slug, current)
-	if current == 0 {
-		for i := range v.Nav { // a site's own pages show its first level
-			v.Nav[i].Open = true
-		}
-	}
+	v.NavHTML = nav.render(current)
 	return v, true, nil
 }
 
-// navFrom builds the sidebar from the tree, opening the collections on the
-// way to the current document; it reports whether current was found.
-func navFrom(nodes []treeNode, slug string, current int64) ([]navNode, bool) {
-	var out []navNode
-	found := false
-	for _, n := range nodes {
-		if n.Type == "collection" {
-			kids, in := navFrom(n.Children, slug, current)
-			found = found || in
-			out = append(out, navNode{Title: n.Title, IsCol: true, Open: in, Children: kids})
-			continue
+// nav reads the site's collection tree with its documents (Client API) as
+// its sidebar: a shared site's from the cache.
+func (w *Web) nav(c *fiber.Ctx, st *site, token string) (*siteNav, error) {
+	load := func() (*siteNav, error) {
+		var tree []treeNode
+		err := w.api.call(c, http.MethodGet, "/v1/collections:tree",
+			url.Values{"site_id": {strconv.FormatInt(st.ID, 10)}, "include_documents": {"true"}}, token, nil, &tree)
+		if err != nil {
+			return nil, err
 		}
-		cur := n.ID == current
-		found = found || cur
-		out = append(out, navNode{Title: n.Title, Href: "/s/" + url.PathEscape(slug) + "/d/" + strconv.FormatInt(n.ID, 10), Current: cur})
+		return buildNav(tree, st.Slug), nil
 	}
-	return out, found
-}
-
-// navHTML renders the sidebar tree. It is written here, not in a template:
-// the tree lists every document of the site, and html/template's escaping
-// of each value through reflection was most of a page's cost. Titles and
-// links are escaped as the template would.
-func navHTML(nodes []navNode) template.HTML {
-	var b strings.Builder
-	writeNav(&b, nodes)
-	return template.HTML(b.String())
-}
-
-func writeNav(b *strings.Builder, nodes []navNode) {
-	b.WriteString(`<ul class="tree">`)
-	for _, n := range nodes {
-		if n.IsCol {
-			b.WriteString(`<li class="col"><details`)
-			if n.Open {
-				b.WriteString(" open")
-			}
-			b.WriteString("><summary>" + template.HTMLEscapeString(n.Title) + "</summary>")
-			if len(n.Children) > 0 {
-				writeNav(b, n.Children)
-			}
-			b.WriteString("</details></li>")
-			continue
-		}
-		cls, cur := "leaf", ""
-		if n.Current {
-			cls, cur = "leaf current", ` aria-current="page"`
-		}
-		b.WriteString(`<li class="` + cls + `"><a href="` + template.HTMLEscapeString(n.Href) + `"` + cur + ">" +
-			template.HTMLEscapeString(n.Title) + "</a></li>")
+	if !shared(st) {
+		return load()
 	}
-	b.WriteString("</ul>")
+	return w.cache.navs.Get(st.ID, load)
 }
 
 // siteHome is a site's front page: description, quick questions, latest
@@ -309,17 +326,35 @@ type siteHome struct {
 }
 
 func (w *Web) sitePage(c *fiber.Ctx) error {
-	v, ok, err := w.siteView(c, 0)
-	if !ok {
+	st, err := w.siteBySlug(c)
+	if err != nil {
+		return w.errorPage(c, view{Title: "Lore"}, err)
+	}
+	var v view
+	load := func() ([]byte, error) {
+		var ok bool
+		if v, ok, err = w.siteViewOf(c, st, 0); !ok {
+			return nil, errAnswered
+		}
+		var docs page[document]
+		q := url.Values{"site_id": {strconv.FormatInt(v.Site.ID, 10)}, "size": {"10"}, "order_by": {"updated_at"}}
+		if err := w.api.call(c, http.MethodGet, "/v1/documents", q, v.SiteToken, nil, &docs); err != nil {
+			return nil, err
+		}
+		v.Page = siteHome{Recent: docs.List, Total: docs.Pagination.Total}
+		return w.okPage("site", v)
+	}
+	var b []byte
+	var lerr error
+	if shared(st) {
+		b, lerr = w.cache.fronts.Get(st.ID, load)
+	} else {
+		b, lerr = load()
+	}
+	if errors.Is(lerr, errAnswered) { // the gate or an error page, sent by siteViewOf
 		return err
 	}
-	var docs page[document]
-	q := url.Values{"site_id": {strconv.FormatInt(v.Site.ID, 10)}, "size": {"10"}, "order_by": {"updated_at"}}
-	if err := w.api.call(c, http.MethodGet, "/v1/documents", q, v.SiteToken, nil, &docs); err != nil {
-		return w.errorPage(c, v, err)
-	}
-	v.Page = siteHome{Recent: docs.List, Total: docs.Pagination.Total}
-	return w.render(c, http.StatusOK, "site", v)
+	return w.sendOr(c, v, b, lerr)
 }
 
 // docView is a document page.
@@ -343,11 +378,7 @@ func (w *Web) docPage(c *fiber.Ctx) error {
 		return w.errorPage(c, v, err)
 	}
 	v.Title = d.Title + " · " + v.Site.Name
-	content := ""
-	if d.Content != nil {
-		content = *d.Content
-	}
-	v.Page = docView{Doc: d, HTML: RenderMarkdown(dropTitle(content, d.Title))}
+	v.Page = docView{Doc: d, HTML: w.cache.markdown(&d)}
 	return w.render(c, http.StatusOK, "doc", v)
 }
 

@@ -213,7 +213,11 @@ func truncateSlug(s string, n int) string {
 
 // CreateSite inserts a site; a unique violation is ErrConflict.
 func (d *DB) CreateSite(ctx context.Context, s *models.Site) error {
-	return Classify(d.insertSite(ctx, d.DB, s))
+	if err := d.insertSite(ctx, d.DB, s); err != nil {
+		return Classify(err)
+	}
+	d.sitesChanged(ctx, s) // the site lists show it
+	return nil
 }
 
 // CreateSiteWithAdmin inserts a site and gives it its administrator in the
@@ -223,7 +227,7 @@ func (d *DB) CreateSite(ctx context.Context, s *models.Site) error {
 // violation (site name, slug or domain, or the new user's email) is
 // ErrConflict.
 func (d *DB) CreateSiteWithAdmin(ctx context.Context, s *models.Site, newUser *models.User, assignTo int64) error {
-	return d.Tx(ctx, func(ctx context.Context, tx bun.Tx) error {
+	err := d.Tx(ctx, func(ctx context.Context, tx bun.Tx) error {
 		if err := d.insertSite(ctx, tx, s); err != nil {
 			return err
 		}
@@ -236,6 +240,10 @@ func (d *DB) CreateSiteWithAdmin(ctx context.Context, s *models.Site, newUser *m
 		}
 		return nil
 	})
+	if err == nil {
+		d.sitesChanged(ctx, s) // the site lists show it
+	}
+	return err
 }
 
 func (d *DB) insertSite(ctx context.Context, db bun.IDB, s *models.Site) error {

@@ -1,0 +1,120 @@
+package web
+
+import (
+	"context"
+	"errors"
+	"html/template"
+	"time"
+
+	"github.com/lorekb/lore/internal/db"
+	"github.com/lorekb/lore/internal/memo"
+	"github.com/lorekb/lore/internal/readcache"
+)
+
+// Changes is the database's change feed (db.DB.OnChange): every committed
+// write that changes what a read shows. The page caches are dropped through
+// it, as the API's read caches are (internal/readcache).
+type Changes interface {
+	OnChange(fn func(context.Context, db.Change))
+}
+
+// What the reader pages are built from is kept in process, so that a page
+// costs neither its Client API calls nor its rendering while nothing
+// changed. Only what every visitor is shown alike is kept: the home page
+// without a query, the site lookups whose answer is public (a site behind a
+// password has a public detail, which its gate shows), and, of a shared
+// site (public, no password: shared), its sidebar and its front page.
+// Whether a visitor may see a site's content is decided per request from
+// the site lookup, before anything cached of it is used: the tree and pages
+// of a site behind a password are read through the API on every request,
+// with the visitor's own access token. A document page still asks the API
+// for the document on every request (that counts the view, and checks it is
+// published), so only its rendered Markdown is kept, checked against the
+// document's text.
+//
+// A write through this process drops what it made stale at once (changed);
+// one made through another process shows once the entries expire, as the
+// API's own list and detail caches do.
+const (
+	// rowTTL bounds how old a site lookup, and the home page's list of
+	// sites, may be: the API's own bound for the site row that its access
+	// check reads.
+	rowTTL = readcache.SiteRowTTL
+	// siteTTL bounds the sidebars and front pages (the API's list bound).
+	siteTTL = readcache.ListTTL
+	siteMax = 10000
+	// htmlTTL and htmlBytes bound the rendered documents; an entry is
+	// checked against the document it was rendered from, so it is never
+	// shown for another text.
+	htmlTTL   = 10 * time.Minute
+	htmlBytes = 32 << 20
+)
+
+type pageCache struct {
+	sites  memo.TTL[string, *site]      // site lookups by slug, of public details
+	home   memo.TTL[struct{}, []byte]   // the home page as sent
+	navs   memo.TTL[int64, *siteNav]    // a shared site's sidebar
+	fronts memo.TTL[int64, []byte]      // a shared site's front page as sent
+	html   *readcache.Details[rendered] // rendered documents by id
+}
+
+// rendered is a document's Markdown as HTML, with what it was made from.
+type rendered struct {
+	title, content string
+	html           template.HTML
+}
+
+func renderedSize(r rendered) int { return 64 + len(r.title) + len(r.content) + len(r.html) }
+
+// newPageCache subscribes the caches to changes; without a feed nothing is
+// kept but the rendered documents, which cannot go stale.
+func newPageCache(changes Changes) *pageCache {
+	pc := &pageCache{html: readcache.NewDetails(htmlTTL, htmlBytes, renderedSize)}
+	if changes != nil {
+		pc.sites = memo.TTL[string, *site]{Keep: rowTTL, Max: siteMax}
+		pc.home = memo.TTL[struct{}, []byte]{Keep: rowTTL, Max: 1}
+		pc.navs = memo.TTL[int64, *siteNav]{Keep: siteTTL, Max: siteMax}
+		pc.fronts = memo.TTL[int64, []byte]{Keep: siteTTL, Max: siteMax}
+		changes.OnChange(pc.changed)
+	}
+	return pc
+}
+
+// changed drops what a committed write made stale. A document write names
+// ids only, not their sites, and may add one to a tree: every site's pages
+// go (they are cheap to build again, and writes are rare beside reads).
+func (pc *pageCache) changed(_ context.Context, ch db.Change) {
+	if len(ch.Sites) == 0 && len(ch.Documents) == 0 && !ch.AllDocuments && !ch.Tenants {
+		return
+	}
+	if len(ch.Sites) > 0 || ch.Tenants {
+		pc.sites.Clear()
+	}
+	pc.home.Clear()
+	pc.navs.Clear()
+	pc.fronts.Clear()
+}
+
+// errPrivate: a site lookup answered a site private to its staff, which
+// is not kept.
+var errPrivate = errors.New("private site")
+
+// shared reports whether a site's pages are the same for every visitor and
+// open to all: public and without a password.
+func shared(st *site) bool { return st.IsPublic && !st.RequiresPassword }
+
+// markdown returns the document's content as HTML (its leading title
+// dropped), from the cache when it was rendered from the same text.
+func (pc *pageCache) markdown(d *document) template.HTML {
+	content := ""
+	if d.Content != nil {
+		content = *d.Content
+	}
+	r, hit, gen := pc.html.Get(d.ID)
+	if hit && r.content == content && r.title == d.Title {
+		return r.html
+	}
+	r = rendered{title: d.Title, content: content, html: RenderMarkdown(dropTitle(content, d.Title))}
+	pc.html.Put(gen, d.ID, r)
+	return r.html
+}
