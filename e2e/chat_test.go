@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"net/http/httptest"
 	"regexp"
 	"strconv"
 	"strings"
@@ -38,23 +37,8 @@ func (a *app) stream(method, path string, body any, headers ...string) (int, []s
 // streamFull is stream with the response headers.
 func (a *app) streamFull(method, path string, body any, headers ...string) (int, []sseEvent, http.Header) {
 	a.t.Helper()
-	var rd io.Reader
-	if body != nil {
-		b, _ := json.Marshal(body)
-		rd = bytes.NewReader(b)
-	}
-	req := httptest.NewRequest(method, path, rd)
-	req.Header.Set("Content-Type", "application/json")
-	for i := 0; i+1 < len(headers); i += 2 {
-		req.Header.Set(headers[i], headers[i+1])
-	}
-	a.sendCookie(req)
-	res, err := a.srv.App().Test(req, -1)
-	if err != nil {
-		a.t.Fatal(err)
-	}
+	res := a.send(method, path, body, headers...)
 	defer res.Body.Close()
-	a.keepCookie(res)
 	raw, _ := io.ReadAll(res.Body)
 	if res.StatusCode != 200 {
 		return res.StatusCode, []sseEvent{{Data: string(raw)}}, res.Header

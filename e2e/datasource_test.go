@@ -60,16 +60,7 @@ func TestDataSources(t *testing.T) {
 	// unless allowed.
 	a := newApp(t, "postgres", map[string]string{"LORE_ALLOWED_PROVIDER_HOSTS": "127.0.0.1"})
 	site, other := a.site("DS site"), a.site("DS other")
-	var u struct {
-		ID int64 `json:"id"`
-	}
-	a.admin("POST", "/admin/api/v1/users", map[string]any{"name": "sa", "email": "dsa@e2e.test", "password": "password123",
-		"role": "site_admin", "managed_site_ids": []int64{site}}, &u)
-	var lr struct {
-		Token string `json:"token"`
-	}
-	a.do("POST", "/admin/api/v1/users:login", map[string]string{"email": "dsa@e2e.test", "password": "password123"}, "").into(t, &lr)
-	sa := lr.Token
+	sa := a.siteAdmin("dsa@e2e.test", site)
 
 	// A site administrator creates an internal data source of their site;
 	// not one of another site, nor a tenant-wide one.

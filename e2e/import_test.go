@@ -241,15 +241,7 @@ func TestImportBadInput(t *testing.T) {
 	}
 	a.admin("POST", "/admin/api/v1/collections", map[string]any{"site_id": other, "title": "Elsewhere"}, &col)
 	md := []upload{{"a.md", []byte("# A\n")}}
-	var u struct {
-		ID int64 `json:"id"`
-	}
-	a.admin("POST", "/admin/api/v1/users", map[string]any{"name": "sa", "email": "sa@e2e.test", "password": "password123",
-		"role": "site_admin", "managed_site_ids": []int64{other}}, &u)
-	var lr struct {
-		Token string `json:"token"`
-	}
-	a.do("POST", "/admin/api/v1/users:login", map[string]string{"email": "sa@e2e.test", "password": "password123"}, "").into(t, &lr)
+	sa := a.siteAdmin("sa@e2e.test", other)
 	cases := []struct {
 		what   string
 		fields map[string]string
@@ -264,7 +256,7 @@ func TestImportBadInput(t *testing.T) {
 		{"no site", map[string]string{}, md, a.token, 422},
 		{"collection of another site", map[string]string{"site_id": itoa(site), "collection_id": itoa(col.ID)}, md, a.token, 400},
 		{"unknown processor", map[string]string{"site_id": itoa(site), "processor_type": "MinerU"}, md, a.token, 400},
-		{"site not managed (as unknown)", map[string]string{"site_id": itoa(site)}, md, lr.Token, 400},
+		{"site not managed (as unknown)", map[string]string{"site_id": itoa(site)}, md, sa, 400},
 		{"bad boolean", map[string]string{"site_id": itoa(site), "publish": "maybe"}, md, a.token, 422},
 	}
 	for _, c := range cases {

@@ -3,7 +3,6 @@ package e2e
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"mime/multipart"
@@ -42,11 +41,7 @@ func (a *app) multipartOrdered(path string, parts []formPart, token string) *res
 	if err != nil {
 		a.t.Fatal(err)
 	}
-	defer res.Body.Close()
-	raw, _ := io.ReadAll(res.Body)
-	r := &resp{Status: res.StatusCode, Raw: raw}
-	_ = json.Unmarshal(raw, r)
-	return r
+	return readResp(res)
 }
 
 // storedUploads lists the objects under the site's import folders with their

@@ -80,17 +80,6 @@ func (a *app) listed(path, token, id string) jobPage {
 	return pg
 }
 
-// siteAdmin creates a site_admin of the sites and logs in as them.
-func (a *app) siteAdmin(email string, sites ...int64) string {
-	a.admin("POST", "/admin/api/v1/users", map[string]any{"name": "sa", "email": email, "password": "site-admin-pw",
-		"role": "site_admin", "managed_site_ids": sites}, nil)
-	var lr struct {
-		Token string `json:"token"`
-	}
-	a.admin("POST", "/admin/api/v1/users:login", map[string]any{"email": email, "password": "site-admin-pw"}, &lr)
-	return lr.Token
-}
-
 func TestJobsAreNamedFindableAndExplained(t *testing.T) {
 	a := newApp(t, "sqlite", nil)
 	ctx := context.Background()

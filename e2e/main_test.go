@@ -196,7 +196,10 @@ func (r *resp) into(t *testing.T, v any) {
 	}
 }
 
-func (a *app) do(method, path string, body any, token string) *resp {
+// send makes a request with a JSON body (none when body is nil), the
+// headers given in name, value pairs and the chat owner cookie the app
+// holds, and keeps the cookie the answer sets.
+func (a *app) send(method, path string, body any, headers ...string) *http.Response {
 	a.t.Helper()
 	var rd io.Reader
 	if body != nil {
@@ -205,20 +208,34 @@ func (a *app) do(method, path string, body any, token string) *resp {
 	}
 	req := httptest.NewRequest(method, path, rd)
 	req.Header.Set("Content-Type", "application/json")
-	if token != "" {
-		req.Header.Set("Authorization", "Bearer "+token)
+	for i := 0; i+1 < len(headers); i += 2 {
+		req.Header.Set(headers[i], headers[i+1])
 	}
 	a.sendCookie(req)
 	res, err := a.srv.App().Test(req, -1)
 	if err != nil {
 		a.t.Fatalf("%s %s: %v", method, path, err)
 	}
-	defer res.Body.Close()
 	a.keepCookie(res)
+	return res
+}
+
+// readResp reads an answer and its envelope, and closes its body.
+func readResp(res *http.Response) *resp {
+	defer res.Body.Close()
 	raw, _ := io.ReadAll(res.Body)
 	r := &resp{Status: res.StatusCode, Raw: raw}
 	_ = json.Unmarshal(raw, r)
 	return r
+}
+
+func (a *app) do(method, path string, body any, token string) *resp {
+	a.t.Helper()
+	var auth []string
+	if token != "" {
+		auth = []string{"Authorization", "Bearer " + token}
+	}
+	return readResp(a.send(method, path, body, auth...))
 }
 
 // admin sends a request with the admin token and requires a 2xx.
@@ -231,6 +248,17 @@ func (a *app) admin(method, path string, body any, out any) {
 	if out != nil {
 		r.into(a.t, out)
 	}
+}
+
+// siteAdmin creates a site_admin of the sites and logs in as them.
+func (a *app) siteAdmin(email string, sites ...int64) string {
+	a.admin("POST", "/admin/api/v1/users", map[string]any{"name": "sa", "email": email, "password": "site-admin-pw",
+		"role": "site_admin", "managed_site_ids": sites}, nil)
+	var lr struct {
+		Token string `json:"token"`
+	}
+	a.admin("POST", "/admin/api/v1/users:login", map[string]any{"email": email, "password": "site-admin-pw"}, &lr)
+	return lr.Token
 }
 
 // eventually polls cond until it holds or the deadline passes.
