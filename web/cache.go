@@ -36,13 +36,17 @@ type Changes interface {
 // one made through another process shows once the entries expire, as the
 // API's own list and detail caches do.
 const (
-	// rowTTL bounds how old a site lookup, and the home page's list of
-	// sites, may be: the API's own bound for the site row that its access
-	// check reads.
+	// rowTTL bounds how old a site lookup may be: the API's own bound for
+	// the site row that its access check reads.
 	rowTTL = readcache.SiteRowTTL
-	// siteTTL bounds the sidebars and front pages (the API's list bound).
-	siteTTL = readcache.ListTTL
+	// listTTL bounds the home page, the sidebars and the front pages (the
+	// API's bound for its lists). The home page's site list counts every
+	// view event of every site: kept, it is read once per listTTL.
+	listTTL = readcache.ListTTL
 	siteMax = 10000
+	// siteBytes bounds the sidebars and the front pages, each (a site whose
+	// sidebar is over a sixteenth of it is built on every request).
+	siteBytes = 64 << 20
 	// htmlTTL and htmlBytes bound the rendered documents; an entry is
 	// checked against the document it was rendered from, so it is never
 	// shown for another text.
@@ -53,8 +57,8 @@ const (
 type pageCache struct {
 	sites  memo.TTL[string, *site]      // site lookups by slug, of public details
 	home   memo.TTL[struct{}, []byte]   // the home page as sent
-	navs   memo.TTL[int64, *siteNav]    // a shared site's sidebar
-	fronts memo.TTL[int64, []byte]      // a shared site's front page as sent
+	navs   *readcache.Details[*siteNav] // a shared site's sidebar by site id
+	fronts *readcache.Details[[]byte]   // a shared site's front page as sent
 	html   *readcache.Details[rendered] // rendered documents by id
 }
 
@@ -72,9 +76,9 @@ func newPageCache(changes Changes) *pageCache {
 	pc := &pageCache{html: readcache.NewDetails(htmlTTL, htmlBytes, renderedSize)}
 	if changes != nil {
 		pc.sites = memo.TTL[string, *site]{Keep: rowTTL, Max: siteMax}
-		pc.home = memo.TTL[struct{}, []byte]{Keep: rowTTL, Max: 1}
-		pc.navs = memo.TTL[int64, *siteNav]{Keep: siteTTL, Max: siteMax}
-		pc.fronts = memo.TTL[int64, []byte]{Keep: siteTTL, Max: siteMax}
+		pc.home = memo.TTL[struct{}, []byte]{Keep: listTTL, Max: 1}
+		pc.navs = readcache.NewDetails(listTTL, siteBytes, (*siteNav).size)
+		pc.fronts = readcache.NewDetails(listTTL, siteBytes, func(b []byte) int { return len(b) })
 		changes.OnChange(pc.changed)
 	}
 	return pc
@@ -91,8 +95,27 @@ func (pc *pageCache) changed(_ context.Context, ch db.Change) {
 		pc.sites.Clear()
 	}
 	pc.home.Clear()
-	pc.navs.Clear()
-	pc.fronts.Clear()
+	if pc.navs != nil {
+		pc.navs.Clear()
+		pc.fronts.Clear()
+	}
+}
+
+// fill returns id's value from c, or else load's, which c keeps unless a
+// write came in between (c nil: nothing is kept).
+func fill[V any](c *readcache.Details[V], id int64, load func() (V, error)) (V, error) {
+	if c == nil {
+		return load()
+	}
+	v, hit, gen := c.Get(id)
+	if hit {
+		return v, nil
+	}
+	v, err := load()
+	if err == nil {
+		c.Put(gen, id, v)
+	}
+	return v, err
 }
 
 // errPrivate: a site lookup answered a site private to its staff, which

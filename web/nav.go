@@ -34,6 +34,9 @@ const (
 	markLink    = ` aria-current="page"`
 )
 
+// size is what a sidebar counts against the cache's bound.
+func (n *siteNav) size() int { return 64 + len(n.html) + 64*len(n.docs) }
+
 // buildNav renders the tree of nodes (collections and their documents) of
 // the site slug.
 func buildNav(nodes []treeNode, slug string) *siteNav {

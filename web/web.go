@@ -230,7 +230,7 @@ func (w *Web) okPage(name string, v view) ([]byte, error) {
 	if status != http.StatusOK {
 		return nil, errRender
 	}
-	return b, nil
+	return b[:len(b):len(b)], nil // sent to many: an append must copy
 }
 
 // sendOr answers the page b, or the error page of err.
@@ -315,7 +315,7 @@ func (w *Web) nav(c *fiber.Ctx, st *site, token string) (*siteNav, error) {
 	if !shared(st) {
 		return load()
 	}
-	return w.cache.navs.Get(st.ID, load)
+	return fill(w.cache.navs, st.ID, load)
 }
 
 // siteHome is a site's front page: description, quick questions, latest
@@ -347,7 +347,7 @@ func (w *Web) sitePage(c *fiber.Ctx) error {
 	var b []byte
 	var lerr error
 	if shared(st) {
-		b, lerr = w.cache.fronts.Get(st.ID, load)
+		b, lerr = fill(w.cache.fronts, st.ID, load)
 	} else {
 		b, lerr = load()
 	}
