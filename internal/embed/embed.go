@@ -38,4 +38,8 @@ type Coverer interface {
 // two analyzer terms are (learned.Hybrid), in [-1, 1], 0 when unknown.
 type TermMatcher interface {
 	TermSimilarity(a, b string) float64
+	// NeighbourSimilarity is the similarity of a term's nearest words, up
+	// to a fixed number of them (1 when the term is unknown): how close
+	// another word must be to be one of its nearest.
+	NeighbourSimilarity(term string) float64
 }

@@ -15,26 +15,31 @@ import (
 type matcher struct {
 	*local.Embedder
 	sim      map[[2]string]float64
+	near     map[string]float64
 	coverage float64
 }
 
-func (m matcher) TermSimilarity(a, b string) float64 { return m.sim[[2]string{a, b}] }
-func (m matcher) Coverage(string) float64            { return m.coverage }
+func (m matcher) TermSimilarity(a, b string) float64   { return m.sim[[2]string{a, b}] }
+func (m matcher) NeighbourSimilarity(t string) float64 { return m.near[t] }
+func (m matcher) Coverage(string) float64              { return m.coverage }
 
 func term(w string) string { return analyze.Terms(w)[0] }
 
 // A section that says a query word's close synonym counts for that word (at
-// the similarity), one whose word is merely related does not, and without
-// an embedder that matches words nothing changes.
+// the similarity), one whose word is merely related does not (below
+// SimilarFloor, or not among the query word's nearest words), and without an
+// embedder that matches words nothing changes.
 func TestRelevanceCountsWordsCloseInMeaning(t *testing.T) {
 	chunks := []vector.Chunk{
 		{DocumentID: 1, Heading: "Files", Text: "Delete a file from the disk."},
 		{DocumentID: 2, Heading: "Files", Text: "Rename a file on the disk."},
+		{DocumentID: 3, Heading: "Files", Text: "Truncate a file on the disk."},
 	}
 	m := matcher{Embedder: local.New(8), sim: map[[2]string]float64{
-		{term("erase"), term("delete")}: 0.8,
-		{term("erase"), term("rename")}: 0.4, // below SimilarFloor
-	}}
+		{term("erase"), term("delete")}:   0.8,
+		{term("erase"), term("rename")}:   SimilarFloor - 0.05,
+		{term("erase"), term("truncate")}: 0.6, // erase's nearest words are closer
+	}, near: map[string]float64{term("erase"): 0.7}}
 	rel := func(p Pipeline) map[int64]float64 {
 		res, err := p.Run(context.Background(), 1, "erase file", Options{RecallK: 50, TopK: 10, Stages: Stages{Keyword: true, Rerank: true}}, nil)
 		if err != nil {
@@ -49,7 +54,7 @@ func TestRelevanceCountsWordsCloseInMeaning(t *testing.T) {
 	store := flatStore(t, chunks)
 	plain := rel(Pipeline{Store: store, Reranker: lexical.New()})
 	meant := rel(Pipeline{Store: store, Reranker: lexical.New(), Embedder: m})
-	if plain[1] != plain[2] || plain[1] <= 0 || plain[1] >= 1 {
+	if plain[1] != plain[2] || plain[1] != plain[3] || plain[1] <= 0 || plain[1] >= 1 {
 		t.Fatalf("without matching: %v", plain)
 	}
 	if meant[1] <= plain[1] || meant[1] >= 1 {
@@ -57,6 +62,9 @@ func TestRelevanceCountsWordsCloseInMeaning(t *testing.T) {
 	}
 	if meant[2] != plain[2] {
 		t.Errorf("a related word below the floor counted: %v, want %v", meant[2], plain[2])
+	}
+	if meant[3] != plain[3] {
+		t.Errorf("a word that is not among the nearest counted: %v, want %v", meant[3], plain[3])
 	}
 }
 

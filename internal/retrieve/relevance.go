@@ -68,12 +68,16 @@ type sectionTerms struct {
 // meaning (a section is a few chunks; this only stops a pathological one).
 const maxSectionWords = 4000
 
-// SimilarFloor is how close in meaning (the cosine of two words' vectors)
-// a section's word must be to a query word the section lacks to count for
-// it, at that similarity times the word's weight: a synonym or a close
-// inflection stands in for the word, a word merely used in the same
-// documents does not.
-const SimilarFloor = 0.55
+// A section's word stands in for a query word the section lacks, at their
+// similarity in meaning (the cosine of their vectors) times the query word's
+// weight, when it is one of the query word's nearest words in the model's
+// vocabulary (embed.TermMatcher.NeighbourSimilarity) and at least
+// SimilarFloor similar: a synonym or a close inflection counts for the word,
+// a word merely used in the same documents does not. Nearness is asked
+// relative to each word's own neighbourhood because cosines are not alike
+// across words: a common word's neighbours are all fairly close to it, a
+// rare or specific word's few true synonyms may sit well below them.
+const SimilarFloor = 0.4
 
 // relevance is the share of the query words' idf that have (the words a
 // chunk's section holds, see sectionWords) contains. Words the site never
@@ -111,13 +115,13 @@ func relevance(qWords []string, sec *sectionTerms, st *vector.KeywordStats, m em
 }
 
 // bestSimilar is the highest similarity in meaning of q to one of words, if
-// it reaches SimilarFloor (else 0).
+// that word is one of q's nearest and reaches SimilarFloor (else 0).
 func bestSimilar(q string, words map[string]bool, m embed.TermMatcher) float64 {
 	best := 0.0
 	for w := range words {
 		best = max(best, m.TermSimilarity(q, w))
 	}
-	if best < SimilarFloor {
+	if best < max(SimilarFloor, m.NeighbourSimilarity(q)) {
 		return 0
 	}
 	return best

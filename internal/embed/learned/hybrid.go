@@ -112,3 +112,7 @@ func (h *Hybrid) learnedPart(text string, acc []float32) float64 {
 // TermSimilarity is the similarity of two analyzer terms' word vectors (0
 // when the model does not know one).
 func (h *Hybrid) TermSimilarity(a, b string) float64 { return h.m.Similarity(a, b) }
+
+// NeighbourSimilarity is how similar a term's nearest words are (see
+// Model.NeighbourSimilarity).
+func (h *Hybrid) NeighbourSimilarity(term string) float64 { return h.m.NeighbourSimilarity(term) }

@@ -3,6 +3,7 @@ package learned
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"math"
 	"strings"
 	"testing"
@@ -134,6 +135,53 @@ func TestEncodeDecodeRoundTrip(t *testing.T) {
 	}
 	if _, err := Decode(bytes.NewReader([]byte("not a model"))); err == nil {
 		t.Fatal("garbage decoded")
+	}
+}
+
+// A word's neighbour similarity is its NearWords-th nearest word's cosine,
+// computed when the model is built and kept through Encode and Decode.
+func TestNeighbourSimilarity(t *testing.T) {
+	n := NearWords + 2
+	words := make([]string, n)
+	vecs := make([][]float32, n)
+	weights := make([]float32, n)
+	for i := range n {
+		words[i] = fmt.Sprintf("w%d", i)
+		// Word i sits at angle i degrees: word 0's k-th nearest is word k.
+		a := float64(i) * math.Pi / 180
+		vecs[i] = []float32{float32(math.Cos(a)), float32(math.Sin(a))}
+		weights[i] = 1
+	}
+	m, err := Build(Info{Name: "t", Version: 1, Dim: 2}, words, vecs, weights, []float32{0, 0})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if err := m.Encode(&buf); err != nil {
+		t.Fatal(err)
+	}
+	got, err := Decode(&buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := math.Cos(float64(NearWords) * math.Pi / 180)
+	if s := got.NeighbourSimilarity("w0"); math.Abs(s-want) > 0.02 {
+		t.Errorf("w0: %.3f, want %.3f", s, want)
+	}
+	if s := got.Similarity("w0", fmt.Sprintf("w%d", NearWords)); s < got.NeighbourSimilarity("w0") {
+		t.Errorf("the %d-th nearest word (%.3f) is below the neighbour similarity", NearWords, s)
+	}
+	if s := got.NeighbourSimilarity("unknown"); s != 1 {
+		t.Errorf("an unknown word: %v, want 1", s)
+	}
+	// The embedded model carries its table: a known word's nearest words
+	// are closer than an arbitrary word and itself.
+	en, err := English()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := en.NeighbourSimilarity("memori"); s < 0.2 || s >= 1 {
+		t.Errorf("memori's neighbour similarity %.3f", s)
 	}
 }
 

@@ -25,11 +25,17 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"runtime"
 	"sync"
 )
 
 // Magic opens every model file; the number is the file layout's version.
-const Magic = "LORELE01"
+const Magic = "LORELE02"
+
+// NearWords is how many of a word's nearest words in the vocabulary count
+// as its neighbours (see Model.NeighbourSimilarity): about 0.4% of the
+// English model's words.
+const NearWords = 100
 
 // EnglishID is the embedded English model's ID (Info.ID), known without
 // decoding the model: index formats name it.
@@ -65,6 +71,10 @@ type Model struct {
 	scales  []float32
 	vecs    []int8
 	pc      []float32 // the common component, unit length
+	// near is, for each word, the cosine of its NearWords-th nearest word,
+	// times 127 and rounded down: computed once when the model is built,
+	// since it takes a pass over the whole vocabulary per word.
+	near []int8
 	// wvecs holds each word's vector times its weight, dequantized once:
 	// embedding adds one per term, so this is its inner loop.
 	wvecs []float32
@@ -122,6 +132,69 @@ func (m *Model) Similarity(a, b string) float64 {
 	return float64(s)
 }
 
+// NeighbourSimilarity is the cosine of term's NearWords-th nearest word in
+// the vocabulary: another word at least this similar is one of its nearest.
+// It is 1 when the model does not know the term.
+func (m *Model) NeighbourSimilarity(term string) float64 {
+	i, ok := m.index[term]
+	if !ok {
+		return 1
+	}
+	return float64(m.near[i]) / 127
+}
+
+// computeNear fills near, spreading the words over the CPUs.
+func (m *Model) computeNear() {
+	m.near = make([]int8, m.Words)
+	k := min(NearWords, m.Words-1)
+	if k <= 0 {
+		return
+	}
+	var wg sync.WaitGroup
+	workers := runtime.GOMAXPROCS(0)
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			top := make([]float32, 0, k+1)
+			for i := w; i < m.Words; i += workers {
+				top = m.nearest(i, k, top[:0])
+				m.near[i] = int8(math.Floor(float64(top[k-1]) * 127))
+			}
+		}()
+	}
+	wg.Wait()
+}
+
+// nearest returns the similarities of word i's k nearest other words,
+// highest first, in top.
+func (m *Model) nearest(i, k int, top []float32) []float32 {
+	u := m.unit[i*m.Dim : (i+1)*m.Dim]
+	for j := 0; j < m.Words; j++ {
+		if j == i {
+			continue
+		}
+		v := m.unit[j*m.Dim : (j+1)*m.Dim]
+		v = v[:len(u)]
+		var s float32
+		for d, x := range u {
+			s += x * v[d]
+		}
+		if len(top) == k && s <= top[k-1] {
+			continue
+		}
+		if len(top) < k {
+			top = append(top, s)
+		} else {
+			top[k-1] = s
+		}
+		for p := len(top) - 1; p > 0 && top[p] > top[p-1]; p-- {
+			top[p], top[p-1] = top[p-1], top[p]
+		}
+	}
+	return top
+}
+
 var (
 	enOnce  sync.Once
 	enModel *Model
@@ -176,7 +249,8 @@ func Decode(r io.Reader) (*Model, error) {
 	m.scales = make([]float32, m.Words)
 	m.vecs = make([]int8, m.Words*m.Dim)
 	m.pc = make([]float32, m.Dim)
-	for _, part := range []any{m.weights, m.scales, m.vecs, m.pc} {
+	m.near = make([]int8, m.Words)
+	for _, part := range []any{m.weights, m.scales, m.vecs, m.pc, m.near} {
 		if err := binary.Read(br, binary.LittleEndian, part); err != nil {
 			return nil, fmt.Errorf("learned model body: %w", err)
 		}
@@ -204,7 +278,7 @@ func (m *Model) Encode(w io.Writer) error {
 		bw.WriteByte(byte(len(w)))
 		bw.WriteString(w)
 	}
-	for _, part := range []any{m.weights, m.scales, m.vecs, m.pc} {
+	for _, part := range []any{m.weights, m.scales, m.vecs, m.pc, m.near} {
 		if err := binary.Write(bw, binary.LittleEndian, part); err != nil {
 			return err
 		}
@@ -245,7 +319,18 @@ func Build(info Info, words []string, vecs [][]float32, weights []float32, pc []
 		}
 	}
 	m.prepare()
+	m.computeNear()
 	return m, nil
+}
+
+// SetCommonComponent replaces the common component that embedding removes
+// (the builder computes it with the model's own quantized vectors).
+func (m *Model) SetCommonComponent(pc []float32) error {
+	if len(pc) != m.Dim {
+		return errors.New("learned model: common component of the wrong size")
+	}
+	m.pc = pc
+	return nil
 }
 
 // Has reports whether the model knows the term.

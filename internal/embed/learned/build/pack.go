@@ -54,7 +54,7 @@ func pack(vecPath, corpusPath, out string, sources []string) error {
 	if err != nil {
 		return err
 	}
-	if m, err = learned.Build(info, words, vecs, weights, pc); err != nil {
+	if err := m.SetCommonComponent(pc); err != nil {
 		return err
 	}
 	f, err := os.Create(out)
