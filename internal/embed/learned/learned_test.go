@@ -112,12 +112,9 @@ func TestHybridChineseIsHashing(t *testing.T) {
 	}
 }
 
-func TestEncodeDecodeRoundTrip(t *testing.T) {
-	info := Info{Name: "t", Version: 3, Dim: 4, SIFA: 1e-3, Language: "en", Sources: []string{"x"}}
-	m, err := Build(info, []string{"alpha", "beta"}, [][]float32{{1, 0, 0, 0}, {0, -0.5, 0.5, 0}}, []float32{0.9, 0.1}, []float32{0, 0, 0, 1})
-	if err != nil {
-		t.Fatal(err)
-	}
+// roundTrip encodes and decodes m.
+func roundTrip(t *testing.T, m *Model) *Model {
+	t.Helper()
 	var buf bytes.Buffer
 	if err := m.Encode(&buf); err != nil {
 		t.Fatal(err)
@@ -126,6 +123,16 @@ func TestEncodeDecodeRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return got
+}
+
+func TestEncodeDecodeRoundTrip(t *testing.T) {
+	info := Info{Name: "t", Version: 3, Dim: 4, SIFA: 1e-3, Language: "en", Sources: []string{"x"}}
+	m, err := Build(info, []string{"alpha", "beta"}, [][]float32{{1, 0, 0, 0}, {0, -0.5, 0.5, 0}}, []float32{0.9, 0.1}, []float32{0, 0, 0, 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := roundTrip(t, m)
 	if got.ID() != "t-v3" || got.Words != 2 || !got.Has("beta") || got.Has("gamma") {
 		t.Fatalf("decoded %+v", got.Info)
 	}
@@ -156,14 +163,7 @@ func TestNeighbourSimilarity(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var buf bytes.Buffer
-	if err := m.Encode(&buf); err != nil {
-		t.Fatal(err)
-	}
-	got, err := Decode(&buf)
-	if err != nil {
-		t.Fatal(err)
-	}
+	got := roundTrip(t, m)
 	want := math.Cos(float64(NearWords) * math.Pi / 180)
 	if s := got.NeighbourSimilarity("w0"); math.Abs(s-want) > 0.02 {
 		t.Errorf("w0: %.3f, want %.3f", s, want)
