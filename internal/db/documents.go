@@ -436,23 +436,30 @@ func (d *DB) SiteInfos(ctx context.Context, siteIDs []int64) (map[int64]SiteInfo
 // concurrent collection delete cannot orphan the document.
 func (d *DB) CreateDocument(ctx context.Context, doc *models.Document) error {
 	now := time.Now().UTC()
-	doc.CreatedAt, doc.UpdatedAt = now, now
-	if doc.ContentVersion == 0 {
-		doc.ContentVersion = 1
-	}
 	err := d.Tx(ctx, func(ctx context.Context, tx bun.Tx) error {
-		if err := d.checkDocCollection(ctx, tx, doc.SiteID, doc.CollectionID); err != nil {
-			return err
-		}
-		if err := d.insertDocuments(ctx, tx, []*models.Document{doc}); err != nil {
-			return err
-		}
-		return d.createdRevisions(ctx, tx, []*models.Document{doc}, models.RevisionCreate)
+		return d.insertNewDocument(ctx, tx, doc, now, models.RevisionCreate)
 	})
 	if err == nil {
 		d.changed(ctx, Change{Documents: []int64{doc.ID}})
 	}
 	return err
+}
+
+// insertNewDocument inserts a new document created at now (content version
+// 1 unless it has one) and its first revision, by source def when the
+// context carries none. Its collection_id must name a collection of its site.
+func (d *DB) insertNewDocument(ctx context.Context, tx bun.Tx, doc *models.Document, now time.Time, def string) error {
+	doc.CreatedAt, doc.UpdatedAt = now, now
+	if doc.ContentVersion == 0 {
+		doc.ContentVersion = 1
+	}
+	if err := d.checkDocCollection(ctx, tx, doc.SiteID, doc.CollectionID); err != nil {
+		return err
+	}
+	if err := d.insertDocuments(ctx, tx, []*models.Document{doc}); err != nil {
+		return err
+	}
+	return d.createdRevisions(ctx, tx, []*models.Document{doc}, def)
 }
 
 // UpdateDocument reads the document in a transaction (row-locked on

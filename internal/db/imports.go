@@ -34,18 +34,8 @@ func (d *DB) CreateImportedDocument(ctx context.Context, importID string, index 
 		return id, false, err
 	}
 	now := time.Now().UTC()
-	doc.CreatedAt, doc.UpdatedAt = now, now
-	if doc.ContentVersion == 0 {
-		doc.ContentVersion = 1
-	}
 	err := d.Tx(ctx, func(ctx context.Context, tx bun.Tx) error {
-		if err := d.checkDocCollection(ctx, tx, doc.SiteID, doc.CollectionID); err != nil {
-			return err
-		}
-		if err := d.insertDocuments(ctx, tx, []*models.Document{doc}); err != nil {
-			return err
-		}
-		if err := d.createdRevisions(ctx, tx, []*models.Document{doc}, models.RevisionImport); err != nil {
+		if err := d.insertNewDocument(ctx, tx, doc, now, models.RevisionImport); err != nil {
 			return err
 		}
 		_, err := tx.NewInsert().Model(&models.ImportItem{ImportID: importID, ItemIndex: index, DocumentID: doc.ID, CreatedAt: now}).Exec(ctx)

@@ -57,8 +57,12 @@ type activityOutbound struct {
 }
 
 func (a *activityOutbound) GetLogger(ctx context.Context) log.Logger {
-	l := a.Next.GetLogger(ctx)
-	if id := RequestID(ctx); id != "" {
+	return withRequestID(a.Next.GetLogger(ctx), RequestID(ctx))
+}
+
+// withRequestID tags a logger with the request's id, when there is one.
+func withRequestID(l log.Logger, id string) log.Logger {
+	if id != "" {
 		return log.With(l, "request_id", id)
 	}
 	return l
@@ -110,11 +114,7 @@ type workflowOutbound struct {
 }
 
 func (w *workflowOutbound) GetLogger(ctx workflow.Context) log.Logger {
-	l := w.Next.GetLogger(ctx)
-	if id := WorkflowRequestID(ctx); id != "" {
-		return log.With(l, "request_id", id)
-	}
-	return l
+	return withRequestID(w.Next.GetLogger(ctx), WorkflowRequestID(ctx))
 }
 
 func (w *workflowInbound) ExecuteWorkflow(ctx workflow.Context, in *interceptor.ExecuteWorkflowInput) (any, error) {

@@ -66,6 +66,14 @@ func chunk(site, doc, version int64, index int, v []float32, text string) vector
 	}
 }
 
+// mustUpsert upserts the chunks, failing the test on error.
+func mustUpsert(t testing.TB, s *Store, chunks ...vector.Chunk) {
+	t.Helper()
+	if err := s.Upsert(context.Background(), chunks); err != nil {
+		t.Fatal(err)
+	}
+}
+
 func count(t *testing.T, s *Store) int {
 	t.Helper()
 	n, err := s.Count(context.Background())
@@ -93,9 +101,7 @@ func TestTornLastRecordIsDropped(t *testing.T) {
 			dir := t.TempDir()
 			s := openTest(t, dir)
 			for i := 0; i < 3; i++ {
-				if err := s.Upsert(ctx, []vector.Chunk{chunk(1, int64(i), 1, 0, vec(1), fmt.Sprintf("doc %d", i))}); err != nil {
-					t.Fatal(err)
-				}
+				mustUpsert(t, s, chunk(1, int64(i), 1, 0, vec(1), fmt.Sprintf("doc %d", i)))
 			}
 			path := walPath(s)
 			st, err := os.Stat(path)
@@ -103,9 +109,7 @@ func TestTornLastRecordIsDropped(t *testing.T) {
 				t.Fatal(err)
 			}
 			good := st.Size()
-			if err := s.Upsert(ctx, []vector.Chunk{chunk(1, 99, 1, 0, vec(0, 1), "the torn one")}); err != nil {
-				t.Fatal(err)
-			}
+			mustUpsert(t, s, chunk(1, 99, 1, 0, vec(0, 1), "the torn one"))
 			s.Close()
 			full, err := os.ReadFile(path)
 			if err != nil {
@@ -127,9 +131,7 @@ func TestTornLastRecordIsDropped(t *testing.T) {
 			if st, _ := os.Stat(path); st.Size() != good {
 				t.Fatalf("log is %d bytes, want %d", st.Size(), good)
 			}
-			if err := s.Upsert(ctx, []vector.Chunk{chunk(1, 50, 1, 0, vec(1), "after recovery")}); err != nil {
-				t.Fatal(err)
-			}
+			mustUpsert(t, s, chunk(1, 50, 1, 0, vec(1), "after recovery"))
 			s.Close()
 			s = openTest(t, dir)
 			defer s.Close()
@@ -141,13 +143,10 @@ func TestTornLastRecordIsDropped(t *testing.T) {
 }
 
 func TestCorruptRecordChecksum(t *testing.T) {
-	ctx := context.Background()
 	dir := t.TempDir()
 	s := openTest(t, dir)
 	for i := 0; i < 2; i++ {
-		if err := s.Upsert(ctx, []vector.Chunk{chunk(1, int64(i), 1, 0, vec(1), "x")}); err != nil {
-			t.Fatal(err)
-		}
+		mustUpsert(t, s, chunk(1, int64(i), 1, 0, vec(1), "x"))
 	}
 	path := walPath(s)
 	s.Close()
@@ -166,9 +165,7 @@ func TestCompactionAndCrashLeftovers(t *testing.T) {
 	dir := t.TempDir()
 	s := openTest(t, dir)
 	for i := 0; i < 20; i++ {
-		if err := s.Upsert(ctx, []vector.Chunk{chunk(1, int64(i), 1, 0, vec(float32(i), 1), fmt.Sprintf("doc %d", i))}); err != nil {
-			t.Fatal(err)
-		}
+		mustUpsert(t, s, chunk(1, int64(i), 1, 0, vec(float32(i), 1), fmt.Sprintf("doc %d", i)))
 	}
 	oldLog := walPath(s)
 	if err := s.Compact(); err != nil {
@@ -242,22 +239,17 @@ func TestCompactionAndCrashLeftovers(t *testing.T) {
 }
 
 func TestAutomaticCompaction(t *testing.T) {
-	ctx := context.Background()
 	dir := t.TempDir()
 	s := openTest(t, dir)
 	s.compactBytes = 4096
 	gen := s.gen
 	for i := 0; i < 200; i++ {
-		if err := s.Upsert(ctx, []vector.Chunk{chunk(1, int64(i), 1, 0, vec(1, float32(i)), "some text to make the record bigger")}); err != nil {
-			t.Fatal(err)
-		}
+		mustUpsert(t, s, chunk(1, int64(i), 1, 0, vec(1, float32(i)), "some text to make the record bigger"))
 	}
 	// Compactions finish in the background: a write made after the last
 	// one starts the next if the log has outgrown the snapshot again.
 	s.waitCompaction()
-	if err := s.Upsert(ctx, []vector.Chunk{chunk(1, 0, 1, 0, vec(1, 0), "some text to make the record bigger")}); err != nil {
-		t.Fatal(err)
-	}
+	mustUpsert(t, s, chunk(1, 0, 1, 0, vec(1, 0), "some text to make the record bigger"))
 	s.waitCompaction()
 	if s.gen == gen {
 		t.Fatal("log never compacted")
@@ -559,9 +551,7 @@ func TestKeywordSearchTitleWeight(t *testing.T) {
 	mention := chunk(1, 2, 1, 0, vec(0, 1), "Before an upgrade, take a backup; the backup is kept for a week.")
 	mention.Title = "Upgrading"
 	filler := chunk(1, 3, 1, 0, vec(1, 1), "Nothing related here at all.")
-	if err := s.Upsert(ctx, []vector.Chunk{titled, mention, filler}); err != nil {
-		t.Fatal(err)
-	}
+	mustUpsert(t, s, titled, mention, filler)
 	hits, err := s.KeywordSearch(ctx, 1, "backup", 10)
 	if err != nil || len(hits) != 2 || hits[0].DocumentID != 1 {
 		t.Fatalf("hits = %+v, %v; want the titled document first", hits, err)

@@ -103,18 +103,13 @@ func (d *decoder) byte1() byte {
 	return b
 }
 
-func (d *decoder) uvarint() uint64 {
-	x, n := binary.Uvarint(d.buf)
-	if n <= 0 {
-		d.fail()
-		return 0
-	}
-	d.buf = d.buf[n:]
-	return x
-}
+func (d *decoder) uvarint() uint64 { return readVarint(d, binary.Uvarint) }
 
-func (d *decoder) varint() int64 {
-	x, n := binary.Varint(d.buf)
+func (d *decoder) varint() int64 { return readVarint(d, binary.Varint) }
+
+// readVarint reads one varint with read (binary.Uvarint or binary.Varint).
+func readVarint[T uint64 | int64](d *decoder, read func([]byte) (T, int)) T {
+	x, n := read(d.buf)
 	if n <= 0 {
 		d.fail()
 		return 0

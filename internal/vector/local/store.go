@@ -437,27 +437,21 @@ func (s *Store) applyPayload(payload []byte) error {
 		}
 		s.applyUpsert(chunks, nil)
 	case opDeleteDoc:
-		doc := d.varint()
-		if d.err != nil {
-			return d.err
+		if doc := d.varint(); d.err == nil {
+			s.applyDeleteDoc(doc)
 		}
-		s.applyDeleteDoc(doc)
 	case opDeleteStale:
-		doc, keep := d.varint(), d.varint()
-		if d.err != nil {
-			return d.err
+		if doc, keep := d.varint(), d.varint(); d.err == nil {
+			s.applyDeleteStale(doc, keep)
 		}
-		s.applyDeleteStale(doc, keep)
 	case opDeleteSite:
-		site := d.varint()
-		if d.err != nil {
-			return d.err
+		if site := d.varint(); d.err == nil {
+			s.applyDeleteSite(site)
 		}
-		s.applyDeleteSite(site)
 	default:
 		return fmt.Errorf("%w: unknown operation %d", errCorrupt, op)
 	}
-	return nil
+	return d.err
 }
 
 // applyUpsert inserts chunks with normalised vectors, replacing by ID; prep
