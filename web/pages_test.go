@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -337,4 +338,42 @@ func TestPagesKeepGatedSitesClosed(t *testing.T) {
 			t.Errorf("GET %s of a private site: %d\n%s", path, status, body)
 		}
 	}
+}
+
+// TestPagesUnderConcurrentWrites: readers and a writer at once; once the
+// writes are done, every page shows the last one (no fill that raced a
+// write was kept).
+func TestPagesUnderConcurrentWrites(t *testing.T) {
+	p := newPages(t, "sqlite")
+	_, _, doc, docPath := p.oneDoc("busy", "Notes", "Version 0", "Text 0.")
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	for i := range 6 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			paths := []string{"/", "/s/busy", docPath}
+			for n := i; ; n++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				if status, body := p.get(paths[n%len(paths)]); status != 200 {
+					t.Errorf("GET %s: %d %s", paths[n%len(paths)], status, body)
+					return
+				}
+			}
+		}()
+	}
+	for v := 1; v <= 20; v++ {
+		p.updateDoc(doc.ID, func(d *models.Document) {
+			d.Title, d.Content = fmt.Sprintf("Version %d", v), fmt.Sprintf("Text %d.", v)
+		})
+		time.Sleep(5 * time.Millisecond)
+	}
+	close(stop)
+	wg.Wait()
+	p.want("/s/busy", 200, []string{"Version 20"}, []string{"Version 19"})
+	p.want(docPath, 200, []string{"Version 20", "Text 20."}, []string{"Text 19."})
 }
