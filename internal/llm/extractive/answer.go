@@ -350,15 +350,23 @@ func answer(query string, passages []passage) string {
 	if lead >= 0 {
 		pick(lead, 0)
 	}
-	// Each part the passages support gets its best sentence.
+	// Each part the passages support gets its best sentence: from a
+	// passage the search judged relevant to the whole question when one
+	// supports the part, since a sentence elsewhere that happens to say the
+	// part's words is weaker evidence than the page that answers the rest.
 	for p, terms := range c.parts {
 		bi, bs, bscore := -1, 0.0, 0.0
-		for i, u := range c.units {
-			if !eligible(u) {
-				continue
+		for _, strict := range []bool{true, false} {
+			for i, u := range c.units {
+				if !eligible(u) || strict && !relevant[u.passage] {
+					continue
+				}
+				if s, sc := score(i, terms); s >= supportsPart && sc > bscore {
+					bi, bs, bscore = i, s, sc
+				}
 			}
-			if s, sc := score(i, terms); s >= supportsPart && sc > bscore {
-				bi, bs, bscore = i, s, sc
+			if bi >= 0 {
+				break
 			}
 		}
 		best[p] = bs
