@@ -6,9 +6,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
-	"net/http/httptest"
 	"net/url"
 	"strconv"
 	"strings"
@@ -118,19 +116,7 @@ func (f *botFixture) callback(path, inner string, ts time.Time) (string, string)
 // post sends an XML body.
 func (f *botFixture) post(path, body string) *resp {
 	f.h.t.Helper()
-	req := httptest.NewRequest(http.MethodPost, path, strings.NewReader(body))
-	req.Header.Set("Content-Type", "text/xml")
-	res, err := f.h.s.App().Test(req, -1)
-	if err != nil {
-		f.h.t.Fatal(err)
-	}
-	defer res.Body.Close()
-	raw, _ := io.ReadAll(res.Body)
-	r := &resp{Status: res.StatusCode, Header: res.Header, Raw: raw}
-	if strings.HasPrefix(res.Header.Get("Content-Type"), "application/json") {
-		_ = json.Unmarshal(raw, r)
-	}
-	return r
+	return f.h.do(http.MethodPost, path, body, "", "Content-Type", "text/xml")
 }
 
 // processed counts processed_messages rows.

@@ -67,15 +67,21 @@ type TenantPlanIn struct {
 	PlanExpiresAt            *string         `json:"plan_expires_at" required:"false" validate:"omitnil,max=40"`
 }
 
+// TenantProfileIn is the optional profile of a tenant body; on an update an
+// absent field is kept.
+type TenantProfileIn struct {
+	Domain      *string `json:"domain" required:"false" validate:"omitnil,max=253"`
+	LogoURL     *string `json:"logo_url" required:"false" validate:"omitnil,max=1000"`
+	Description *string `json:"description" required:"false" validate:"omitnil,max=10000"`
+}
+
 // TenantCreate is the body of POST /tenants (the reference's
 // TenantCreateRequest): the tenant and its first administrator, an admin of
 // the new tenant.
 type TenantCreate struct {
-	Name          string  `json:"name" validate:"required,max=100"`
-	Slug          string  `json:"slug" validate:"required,max=100"`
-	Domain        *string `json:"domain" required:"false" validate:"omitnil,max=253"`
-	LogoURL       *string `json:"logo_url" required:"false" validate:"omitnil,max=1000"`
-	Description   *string `json:"description" required:"false" validate:"omitnil,max=10000"`
+	Name string `json:"name" validate:"required,max=100"`
+	Slug string `json:"slug" validate:"required,max=100"`
+	TenantProfileIn
 	Status        string  `json:"status" required:"false" doc:"active (default) | trial | disabled" validate:"omitempty,oneof=active trial disabled inactive"`
 	AdminEmail    string  `json:"admin_email" validate:"required,email,max=254"`
 	AdminPassword string  `json:"admin_password" validate:"required,min=8,max=100,pwbytes"`
@@ -86,12 +92,10 @@ type TenantCreate struct {
 // TenantUpdate is the body of PUT /tenants/{id}; absent fields are kept and
 // an explicit null clears domain, logo_url and description.
 type TenantUpdate struct {
-	Name        *string `json:"name" required:"false" validate:"omitnil,max=100"`
-	Slug        *string `json:"slug" required:"false" validate:"omitnil,max=100"`
-	Domain      *string `json:"domain" required:"false" validate:"omitnil,max=253"`
-	LogoURL     *string `json:"logo_url" required:"false" validate:"omitnil,max=1000"`
-	Description *string `json:"description" required:"false" validate:"omitnil,max=10000"`
-	Status      *string `json:"status" required:"false" validate:"omitnil,oneof=active trial disabled inactive"`
+	Name *string `json:"name" required:"false" validate:"omitnil,max=100"`
+	Slug *string `json:"slug" required:"false" validate:"omitnil,max=100"`
+	TenantProfileIn
+	Status *string `json:"status" required:"false" validate:"omitnil,oneof=active trial disabled inactive"`
 	TenantPlanIn
 }
 

@@ -17,15 +17,22 @@ import (
 // worker process takes over. Nothing is lost and nothing is indexed twice.
 func TestChaosWorkerKill(t *testing.T) {
 	sc := newScenario(t, "(a) kill -9 worker during batch")
-	n := docsCount()
-	s := newStack(sc, "a", stackOpts{})
-	site := s.CreateSite("Chaos A")
-	ids := s.InsertDocs(site, n)
-	job := s.StartBatch(ids)
-	sc.logf("batch %s of %d documents started", job, n)
+	s, job, ids := startBatch(sc, "a", "Chaos A")
+	n := len(ids)
 
 	killWorkerMidway(sc, s, job, n, "batch")
 	verifyBatch(sc, s, job, ids, nil)
+}
+
+// startBatch brings up a stack named name, inserts docsCount() documents
+// into a new site and starts one batch vectorization of them.
+func startBatch(sc *scenario, name, site string) (s *stack, job string, ids []int64) {
+	n := docsCount()
+	s = newStack(sc, name, stackOpts{})
+	ids = s.InsertDocs(s.CreateSite(site), n)
+	job = s.StartBatch(ids)
+	sc.logf("batch %s of %d documents started", job, n)
+	return s, job, ids
 }
 
 // killWorkerMidway waits until 20% of the job's n items completed, kills
@@ -47,12 +54,8 @@ func killWorkerMidway(sc *scenario, s *stack, job string, n int, what string) {
 // reconnect by themselves.
 func TestChaosTemporalRestart(t *testing.T) {
 	sc := newScenario(t, "(c) Temporal stop/start during batch")
-	n := docsCount()
-	s := newStack(sc, "c", stackOpts{})
-	site := s.CreateSite("Chaos C")
-	ids := s.InsertDocs(site, n)
-	job := s.StartBatch(ids)
-	sc.logf("batch %s of %d documents started", job, n)
+	s, job, ids := startBatch(sc, "c", "Chaos C")
+	n := len(ids)
 
 	at := waitProgress(sc, s, job, n)
 	t0 := time.Now()

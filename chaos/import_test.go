@@ -45,21 +45,7 @@ func TestChaosImportWorkerKill(t *testing.T) {
 	sc.logf("killed %s after the import was started", time.Since(t0).Round(time.Millisecond))
 
 	start := time.Now()
-	var view importView
-	err := waitFor(3*time.Minute, 250*time.Millisecond, func() (bool, error) {
-		if s.worker.Exited() {
-			return false, fmt.Errorf("worker process exited: %v", s.worker.err)
-		}
-		v, err := s.ImportJob(job)
-		if err != nil {
-			return false, nil
-		}
-		view = *v
-		return v.Status != "running" && v.Status != "pending", nil
-	})
-	if err != nil {
-		sc.fatalf("import completed", "%v (last view status %s)", err, view.Status)
-	}
+	view := waitJobEnd(sc, s, job, "import", 3*time.Minute)
 	sc.logf("import %s %s %s after the restart", job, view.Status, time.Since(start).Round(time.Millisecond))
 	p := view.Progress
 	sc.check("job status completed, progress completed=200, failed=0",
@@ -139,6 +125,28 @@ func (s *stack) ImportJob(id string) (*importView, error) {
 		return nil, err
 	}
 	return &v, nil
+}
+
+// waitJobEnd polls an import or sync job until it is neither running nor
+// pending and returns its last view; the scenario fails when the worker
+// exits or the job is not done within d.
+func waitJobEnd(sc *scenario, s *stack, job, what string, d time.Duration) importView {
+	var view importView
+	err := waitFor(d, 250*time.Millisecond, func() (bool, error) {
+		if s.worker.Exited() {
+			return false, fmt.Errorf("worker process exited: %v", s.worker.err)
+		}
+		v, err := s.ImportJob(job)
+		if err != nil {
+			return false, nil
+		}
+		view = *v
+		return v.Status != "running" && v.Status != "pending", nil
+	})
+	if err != nil {
+		sc.fatalf(what+" completed", "%v (last view status %s)", err, view.Status)
+	}
+	return view
 }
 
 // StartImport uploads n Markdown files to documents:import (drafts, not

@@ -58,21 +58,7 @@ func TestChaosSyncWorkerKill(t *testing.T) {
 	sc.logf("sync %s of %d files started", job, syncFiles)
 	killWorkerMidway(sc, s, job, syncFiles, "sync")
 
-	var view importView
-	err = waitFor(5*time.Minute, 250*time.Millisecond, func() (bool, error) {
-		if s.worker.Exited() {
-			return false, fmt.Errorf("worker process exited: %v", s.worker.err)
-		}
-		v, err := s.ImportJob(job)
-		if err != nil {
-			return false, nil
-		}
-		view = *v
-		return v.Status != "running" && v.Status != "pending", nil
-	})
-	if err != nil {
-		sc.fatalf("sync completed", "%v (last view status %s)", err, view.Status)
-	}
+	view := waitJobEnd(sc, s, job, "sync", 5*time.Minute)
 	p := view.Progress
 	sc.check("job status completed, progress completed=500, failed=0",
 		view.Status == "completed" && p.Completed == syncFiles && p.Failed == 0,
