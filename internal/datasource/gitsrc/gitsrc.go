@@ -28,6 +28,7 @@ import (
 	gitconfig "github.com/go-git/go-git/v5/config"
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/object"
+	"github.com/go-git/go-git/v5/plumbing/storer"
 	"github.com/go-git/go-git/v5/plumbing/transport"
 	"github.com/go-git/go-git/v5/plumbing/transport/client"
 	githttp "github.com/go-git/go-git/v5/plumbing/transport/http"
@@ -277,18 +278,25 @@ func cleanErr(err error, cfg Config) error {
 
 // Repo is a bare clone of one branch in the cache.
 type Repo struct {
-	cfg  Config
-	repo *git.Repository
+	cfg Config
+	c   *cached
 }
 
-// locks serialise the operations on one cache folder within a process.
-var locks sync.Map
+// cached is a clone opened once per process: opening one reads the index
+// of every pack, which a re-sync that finds little changed would otherwise
+// pay twice (plan, then apply). Its lock lets reads run together and keeps
+// them out of a fetch or a repack, which change the packs under them.
+type cached struct {
+	mu   sync.RWMutex
+	repo *git.Repository // nil until opened
+}
 
-func lockDir(dir string) func() {
-	m, _ := locks.LoadOrStore(dir, &sync.Mutex{})
-	mu := m.(*sync.Mutex)
-	mu.Lock()
-	return mu.Unlock
+// clones are the cache folders opened by this process.
+var clones sync.Map
+
+func cachedAt(dir string) *cached {
+	c, _ := clones.LoadOrStore(dir, &cached{})
+	return c.(*cached)
 }
 
 // dir is the cache folder of a data source's repository: a new URL or
@@ -298,59 +306,130 @@ func (cl *Client) dir(id int64, cfg Config) string {
 	return filepath.Join(cl.CacheDir, fmt.Sprintf("%d-%s", id, hex.EncodeToString(h[:6])))
 }
 
+// Cloned reports whether the data source's branch has a clone in the cache.
+func (cl *Client) Cloned(id int64, cfg Config) bool {
+	_, err := os.Stat(cl.dir(id, cfg))
+	return err == nil
+}
+
+// maxPacks is how many packs a clone keeps before they are repacked into
+// one: each fetch adds a pack, and every object lookup searches them all.
+const maxPacks = 16
+
 // Open returns the cached clone of the data source's branch, cloned when
 // absent, fetched when fetch is set or when want (a commit) is missing.
 func (cl *Client) Open(ctx context.Context, id int64, cfg Config, fetch bool, want string) (*Repo, error) {
 	dir := cl.dir(id, cfg)
-	unlock := lockDir(dir)
-	defer unlock()
-	repo, err := git.PlainOpen(dir)
-	if err != nil {
-		_ = os.RemoveAll(dir) // a partial clone of a killed process
-		if err := os.MkdirAll(cl.CacheDir, 0o700); err != nil {
-			return nil, err
+	c := cachedAt(dir)
+	if !fetch && want != "" {
+		c.mu.RLock()
+		ok := c.repo != nil && c.has(want)
+		c.mu.RUnlock()
+		if ok {
+			return &Repo{cfg: cfg, c: c}, nil
 		}
-		tmp, err := os.MkdirTemp(cl.CacheDir, ".clone-")
-		if err != nil {
-			return nil, err
-		}
-		_, err = git.PlainCloneContext(cl.ctx(ctx), tmp, true, &git.CloneOptions{URL: cfg.URL, Auth: cfg.auth(),
-			ReferenceName: plumbing.NewBranchReferenceName(cfg.Branch), SingleBranch: true, Tags: git.NoTags, NoCheckout: true})
-		if err != nil {
-			_ = os.RemoveAll(tmp)
-			return nil, cleanErr(err, cfg)
-		}
-		if err := os.Rename(tmp, dir); err != nil {
-			_ = os.RemoveAll(tmp)
-			return nil, err
-		}
-		if repo, err = git.PlainOpen(dir); err != nil {
-			return nil, err
-		}
-		fetch = false
 	}
-	r := &Repo{cfg: cfg, repo: repo}
-	if want != "" {
-		if _, err := repo.CommitObject(plumbing.NewHash(want)); err != nil {
-			fetch = true
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if _, err := os.Stat(dir); err != nil {
+		c.repo = nil // removed under this process
+	}
+	if c.repo == nil {
+		repo, cloned, err := cl.openDir(ctx, dir, cfg)
+		if err != nil {
+			return nil, err
 		}
+		c.repo = repo
+		fetch = fetch && !cloned
+	}
+	if want != "" && !c.has(want) {
+		c.reindex() // another process may have fetched it into the folder
+		fetch = fetch || !c.has(want)
 	}
 	if fetch {
 		spec := gitconfig.RefSpec(fmt.Sprintf("+refs/heads/%s:refs/heads/%s", cfg.Branch, cfg.Branch))
-		err := repo.FetchContext(cl.ctx(ctx), &git.FetchOptions{RemoteName: "origin", RefSpecs: []gitconfig.RefSpec{spec},
+		err := c.repo.FetchContext(cl.ctx(ctx), &git.FetchOptions{RemoteName: "origin", RefSpecs: []gitconfig.RefSpec{spec},
 			Auth: cfg.auth(), Tags: git.NoTags, Force: true})
 		if err != nil && !errors.Is(err, git.NoErrAlreadyUpToDate) {
 			return nil, cleanErr(err, cfg)
 		}
+		if err == nil {
+			c.repack()
+		}
+	}
+	r := &Repo{cfg: cfg, c: c}
+	// The first lookup loads the packs' indexes into the storage: done here,
+	// under the write lock, the reads that share the clone only read them.
+	if head, err := r.head(); err == nil {
+		c.has(head)
 	}
 	return r, nil
 }
 
+// has reports whether the clone has a commit.
+func (c *cached) has(commit string) bool {
+	_, err := c.repo.CommitObject(plumbing.NewHash(commit))
+	return err == nil
+}
+
+// repack merges the packs into one once there are more than maxPacks, and
+// makes the storage read the packs again. It keeps the clone usable when it
+// fails: the old packs go only once the new one is written.
+func (c *cached) repack() {
+	packs, err := c.repo.Storer.(storer.PackedObjectStorer).ObjectPacks()
+	if err != nil || len(packs) <= maxPacks {
+		return
+	}
+	_ = c.repo.RepackObjects(&git.RepackConfig{})
+	c.reindex()
+}
+
+// reindex makes the storage list and read the packs again.
+func (c *cached) reindex() {
+	if r, ok := c.repo.Storer.(interface{ Reindex() }); ok {
+		r.Reindex()
+	}
+}
+
+// openDir opens the clone in dir, cloning it first when there is none;
+// cloned says it was just cloned (nothing to fetch).
+func (cl *Client) openDir(ctx context.Context, dir string, cfg Config) (repo *git.Repository, cloned bool, err error) {
+	if repo, err := git.PlainOpen(dir); err == nil {
+		return repo, false, nil
+	}
+	_ = os.RemoveAll(dir) // a partial clone of a killed process
+	if err := os.MkdirAll(cl.CacheDir, 0o700); err != nil {
+		return nil, false, err
+	}
+	tmp, err := os.MkdirTemp(cl.CacheDir, ".clone-")
+	if err != nil {
+		return nil, false, err
+	}
+	_, err = git.PlainCloneContext(cl.ctx(ctx), tmp, true, &git.CloneOptions{URL: cfg.URL, Auth: cfg.auth(),
+		ReferenceName: plumbing.NewBranchReferenceName(cfg.Branch), SingleBranch: true, Tags: git.NoTags, NoCheckout: true})
+	if err != nil {
+		_ = os.RemoveAll(tmp)
+		return nil, false, cleanErr(err, cfg)
+	}
+	if err := os.Rename(tmp, dir); err != nil {
+		_ = os.RemoveAll(tmp)
+		return nil, false, err
+	}
+	repo, err = git.PlainOpen(dir)
+	return repo, true, err
+}
+
 // Head is the commit the branch points at.
 func (r *Repo) Head() (string, error) {
+	r.c.mu.RLock()
+	defer r.c.mu.RUnlock()
+	return r.head()
+}
+
+func (r *Repo) head() (string, error) {
 	for _, name := range []plumbing.ReferenceName{plumbing.NewBranchReferenceName(r.cfg.Branch),
 		plumbing.NewRemoteReferenceName("origin", r.cfg.Branch)} {
-		if ref, err := r.repo.Reference(name, true); err == nil {
+		if ref, err := r.c.repo.Reference(name, true); err == nil {
 			return ref.Hash().String(), nil
 		}
 	}
@@ -372,7 +451,9 @@ var ErrTooMany = errors.New("too many files")
 // tree entry, and reading every blob (what tree.Files does, for the size)
 // was most of a sync that finds little changed.
 func (r *Repo) Files(commit string, keep func(string) bool, max int) ([]File, error) {
-	c, err := r.repo.CommitObject(plumbing.NewHash(commit))
+	r.c.mu.RLock()
+	defer r.c.mu.RUnlock()
+	c, err := r.c.repo.CommitObject(plumbing.NewHash(commit))
 	if err != nil {
 		return nil, fmt.Errorf("commit %s: %w", commit, err)
 	}
@@ -408,7 +489,9 @@ var ErrBlobTooLarge = errors.New("the file is larger than the import allows")
 
 // ReadBlob reads a blob's bytes, at most max.
 func (r *Repo) ReadBlob(id string, max int64) ([]byte, error) {
-	b, err := r.repo.BlobObject(plumbing.NewHash(id))
+	r.c.mu.RLock()
+	defer r.c.mu.RUnlock()
+	b, err := r.c.repo.BlobObject(plumbing.NewHash(id))
 	if err != nil {
 		return nil, fmt.Errorf("blob %s: %w", id, err)
 	}

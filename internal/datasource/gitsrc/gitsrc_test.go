@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"path/filepath"
+	"sync"
 	"testing"
 	"time"
 
@@ -86,5 +88,70 @@ func TestGlobs(t *testing.T) {
 		if m(p) != want {
 			t.Errorf("%s: %v", p, !want)
 		}
+	}
+}
+
+// TestFetchesRepacked: each fetch adds a pack to the clone; past a bound
+// they are merged into one, and the clone (shared by the process's opens)
+// still reads every commit's files and blobs, also while other opens read.
+func TestFetchesRepacked(t *testing.T) {
+	g, err := testenv.StartGitServer(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Close()
+	write := func(round int) {
+		files := map[string][]byte{}
+		for i := range 20 {
+			files[fmt.Sprintf("docs/p%d.md", i)] = []byte(fmt.Sprintf("# Page %d\n\nround %d\n", i, i%(round+1)))
+		}
+		if err := g.Write(files); err != nil {
+			t.Fatal(err)
+		}
+		if err := g.Commit(fmt.Sprint("round ", round)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(0)
+	cfg := Config{URL: g.URL(), Branch: "main"}
+	cache := t.TempDir()
+	cl := &Client{Transport: http.DefaultTransport, CacheDir: cache}
+	ctx := context.Background()
+	if _, err := cl.Open(ctx, 1, cfg, true, ""); err != nil {
+		t.Fatal(err)
+	}
+	most := 0
+	for round := 1; round <= 20; round++ {
+		write(round)
+		repo, err := cl.Open(ctx, 1, cfg, true, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		packs, _ := filepath.Glob(filepath.Join(cache, "*", "objects", "pack", "*.pack"))
+		most = max(most, len(packs))
+		head, _ := repo.Head()
+		list, err := repo.Files(head, func(string) bool { return true }, 100)
+		if err != nil || len(list) != 20 {
+			t.Fatalf("round %d: %d files, %v", round, len(list), err)
+		}
+		var wg sync.WaitGroup
+		for _, f := range list {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				again, err := cl.Open(ctx, 1, cfg, false, head)
+				if err == nil {
+					_, err = again.ReadBlob(f.Blob, 1<<20)
+				}
+				if err != nil {
+					t.Errorf("round %d, %s: %v", round, f.Path, err)
+				}
+			}()
+		}
+		wg.Wait()
+	}
+	packs, _ := filepath.Glob(filepath.Join(cache, "*", "objects", "pack", "*.pack"))
+	if most > 17 || len(packs) >= most {
+		t.Fatalf("packs: at most %d, %d at the end", most, len(packs))
 	}
 }
