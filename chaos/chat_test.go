@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lorekb/lore/api/apitest"
 	"github.com/lorekb/lore/models"
 )
 
@@ -58,22 +59,10 @@ func (m *slowModel) serve(w http.ResponseWriter, r *http.Request) {
 			hasTool = true
 		}
 	}
-	w.Header().Set("Content-Type", "text/event-stream")
-	fl := w.(http.Flusher)
-	send := func(v any) {
-		b, _ := json.Marshal(v)
-		fmt.Fprintf(w, "data: %s\n\n", b)
-		fl.Flush()
-	}
-	chunk := func(delta map[string]any, finish any) map[string]any {
-		return map[string]any{"id": "x", "object": "chat.completion.chunk", "created": 1, "model": "slow",
-			"choices": []any{map[string]any{"index": 0, "delta": delta, "finish_reason": finish}}}
-	}
+	stream := apitest.NewChatStream(w, "slow")
 	if !hasTool {
-		send(chunk(map[string]any{"role": "assistant", "tool_calls": []any{map[string]any{"index": 0, "id": "call_1", "type": "function",
-			"function": map[string]any{"name": "search_knowledge_base", "arguments": `{"query":`}}}}, nil))
-		send(chunk(map[string]any{"tool_calls": []any{map[string]any{"index": 0, "function": map[string]any{"arguments": `"install Lore"}`}}}}, nil))
-		send(chunk(map[string]any{}, "tool_calls"))
+		stream.SearchCall("install Lore")
+		stream.Send(map[string]any{}, "tool_calls")
 	} else {
 		for _, word := range m.words {
 			select {
@@ -81,14 +70,11 @@ func (m *slowModel) serve(w http.ResponseWriter, r *http.Request) {
 				return
 			case <-time.After(m.delay):
 			}
-			send(chunk(map[string]any{"content": word + " "}, nil))
+			stream.Send(map[string]any{"content": word + " "}, nil)
 		}
-		send(chunk(map[string]any{}, "stop"))
+		stream.Send(map[string]any{}, "stop")
 	}
-	send(map[string]any{"id": "x", "object": "chat.completion.chunk", "created": 1, "model": "slow", "choices": []any{},
-		"usage": map[string]int{"prompt_tokens": 50, "completion_tokens": len(m.words), "total_tokens": 50 + len(m.words)}})
-	fmt.Fprint(w, "data: [DONE]\n\n")
-	fl.Flush()
+	stream.End(50, len(m.words))
 }
 
 const installDoc = "# Installing Lore\n\nTo install Lore, download the archive and run make run in the directory. " +
@@ -137,7 +123,7 @@ func TestChaosAPIRestartDuringChat(t *testing.T) {
 	br := bufio.NewReader(res.Body)
 	var first []sseEvent
 	for words := 0; words < 3; {
-		ev, err := readSSE(br)
+		ev, err := apitest.ReadEvent(br)
 		if err != nil {
 			sc.fatalf("read the first events", "%v after %d events", err, len(first))
 		}
@@ -165,7 +151,7 @@ func TestChaosAPIRestartDuringChat(t *testing.T) {
 	t0 := time.Now()
 	s.KillAPI()
 	res.Body.Close()
-	sc.logf("API pid %d killed after %d events (last id %d, %d answer bytes); thread %s", s.api.Pid(), len(first), lastID, len(deltas(first)), thread)
+	sc.logf("API pid %d killed after %d events (last id %d, %d answer bytes); thread %s", s.api.Pid(), len(first), lastID, len(apitest.Answer(first)), thread)
 	s.StartAPI()
 	sc.logf("API back (pid %d) after %s", s.api.Pid(), time.Since(t0).Round(time.Millisecond))
 
@@ -186,7 +172,7 @@ func TestChaosAPIRestartDuringChat(t *testing.T) {
 	var rest []sseEvent
 	rbr := bufio.NewReader(rres.Body)
 	for {
-		ev, err := readSSE(rbr)
+		ev, err := apitest.ReadEvent(rbr)
 		if err != nil {
 			if err != io.EOF {
 				sc.fatalf("read the resumed stream", "%v after %d events", err, len(rest))
@@ -231,9 +217,9 @@ func TestChaosAPIRestartDuringChat(t *testing.T) {
 		"%d events before the kill (ids 1..%d), %d after (first id %d); %d duplicate ids, %d gaps, %d completed, %d errors",
 		len(first), lastID, len(rest), firstID(rest), dupIDs, gaps, completedN, errorsN)
 
-	streamed := deltas(first) + deltas(rest)
+	streamed := apitest.Answer(first) + apitest.Answer(rest)
 	sc.check("concatenated deltas are the full answer, once", streamed == m.expected(),
-		"%d bytes streamed (%d before the kill), want %d; got %q", len(streamed), len(deltas(first)), len(m.expected()), clip(streamed, 120))
+		"%d bytes streamed (%d before the kill), want %d; got %q", len(streamed), len(apitest.Answer(first)), len(m.expected()), clip(streamed, 120))
 
 	// The turn is stored once: one user row, one final assistant row whose
 	// content is what was streamed.

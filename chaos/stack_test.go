@@ -3,7 +3,6 @@
 package chaos
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -13,11 +12,11 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/lorekb/lore/api/apitest"
 	"github.com/lorekb/lore/internal/db"
 	"github.com/lorekb/lore/internal/db/dbtest"
 	"github.com/lorekb/lore/internal/deps"
@@ -399,64 +398,5 @@ func (s *stack) StoreCounts(ids []int64) (map[int64]int, int, error) {
 
 // --- server-sent events ---
 
-type sseEvent struct {
-	ID   int
-	Data string
-	Type string
-}
-
-// readSSE reads the next event (comments and keep-alives skipped).
-func readSSE(br *bufio.Reader) (sseEvent, error) {
-	var ev sseEvent
-	hasData := false
-	for {
-		line, err := br.ReadString('\n')
-		if err != nil {
-			if err == io.EOF && hasData {
-				return finishEvent(ev), nil
-			}
-			return ev, err
-		}
-		line = strings.TrimRight(line, "\r\n")
-		switch {
-		case line == "":
-			if hasData {
-				return finishEvent(ev), nil
-			}
-			ev = sseEvent{}
-		case strings.HasPrefix(line, "id:"):
-			ev.ID, _ = strconv.Atoi(strings.TrimSpace(strings.TrimPrefix(line, "id:")))
-		case strings.HasPrefix(line, "data:"):
-			ev.Data = strings.TrimPrefix(strings.TrimPrefix(line, "data:"), " ")
-			hasData = true
-		}
-	}
-}
-
-func finishEvent(ev sseEvent) sseEvent {
-	if ev.Data == "[DONE]" {
-		ev.Type = "[DONE]"
-		return ev
-	}
-	var t struct {
-		Type string `json:"type"`
-	}
-	_ = json.Unmarshal([]byte(ev.Data), &t)
-	ev.Type = t.Type
-	return ev
-}
-
-// deltas concatenates the answer text of the events.
-func deltas(evs []sseEvent) string {
-	var b strings.Builder
-	for _, e := range evs {
-		if e.Type == "response.output_text.delta" {
-			var d struct {
-				Delta string `json:"delta"`
-			}
-			_ = json.Unmarshal([]byte(e.Data), &d)
-			b.WriteString(d.Delta)
-		}
-	}
-	return b.String()
-}
+// sseEvent is one event of the chat stream.
+type sseEvent = apitest.Event

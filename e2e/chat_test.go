@@ -1,8 +1,6 @@
 package e2e
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -14,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lorekb/lore/api/apitest"
 	"github.com/lorekb/lore/internal/db/dbtest"
 	"github.com/lorekb/lore/models"
 	"github.com/lorekb/lore/workflows"
@@ -21,11 +20,7 @@ import (
 )
 
 // sseEvent is one parsed server-sent event.
-type sseEvent struct {
-	ID   int
-	Data string
-	Type string
-}
+type sseEvent = apitest.Event
 
 // stream sends a request and parses the SSE body.
 func (a *app) stream(method, path string, body any, headers ...string) (int, []sseEvent) {
@@ -43,42 +38,12 @@ func (a *app) streamFull(method, path string, body any, headers ...string) (int,
 	if res.StatusCode != 200 {
 		return res.StatusCode, []sseEvent{{Data: string(raw)}}, res.Header
 	}
-	return res.StatusCode, parseSSE(raw), res.Header
+	return res.StatusCode, apitest.ParseEvents(raw), res.Header
 }
 
 // streamAuth is stream with the admin token.
 func (a *app) streamAuth(method, path string) (int, []sseEvent) {
 	return a.stream(method, path, nil, "Authorization", "Bearer "+a.token)
-}
-
-func parseSSE(raw []byte) []sseEvent {
-	var out []sseEvent
-	var cur sseEvent
-	sc := bufio.NewScanner(bytes.NewReader(raw))
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
-	for sc.Scan() {
-		line := sc.Text()
-		switch {
-		case line == "":
-			if cur.Data != "" {
-				var t struct {
-					Type string `json:"type"`
-				}
-				_ = json.Unmarshal([]byte(cur.Data), &t)
-				cur.Type = t.Type
-				if cur.Data == "[DONE]" {
-					cur.Type = "[DONE]"
-				}
-				out = append(out, cur)
-			}
-			cur = sseEvent{}
-		case strings.HasPrefix(line, "id: "):
-			cur.ID, _ = strconv.Atoi(strings.TrimPrefix(line, "id: "))
-		case strings.HasPrefix(line, "data: "):
-			cur.Data = strings.TrimPrefix(line, "data: ")
-		}
-	}
-	return out
 }
 
 func types(evs []sseEvent) []string {
@@ -87,20 +52,6 @@ func types(evs []sseEvent) []string {
 		out[i] = e.Type
 	}
 	return out
-}
-
-func answer(evs []sseEvent) string {
-	var b strings.Builder
-	for _, e := range evs {
-		if e.Type == "response.output_text.delta" {
-			var d struct {
-				Delta string `json:"delta"`
-			}
-			_ = json.Unmarshal([]byte(e.Data), &d)
-			b.WriteString(d.Delta)
-		}
-	}
-	return b.String()
 }
 
 const installDoc = "# Installing Lore\n\nTo install Lore, download the archive and run make run in the directory. The first start creates an admin account.\n\n## Upgrading\n\nStop the service, replace the binary and start it again."
@@ -142,7 +93,7 @@ func TestChatStreamsCitedAnswerAndResumes(t *testing.T) {
 			if completedTool < 0 || firstText < completedTool {
 				t.Fatalf("tool completion must precede the answer text: %v", ts)
 			}
-			text := answer(evs)
+			text := apitest.Answer(evs)
 			if !strings.Contains(text, "[1]") || strings.Contains(text, "secret installer") {
 				t.Fatalf("answer %q", text)
 			}
@@ -176,7 +127,7 @@ func TestChatStreamsCitedAnswerAndResumes(t *testing.T) {
 
 			// Resume after event 3: the rest, exactly once, ids continuing.
 			status, rest := a.stream("GET", "/v1/chat/responses/"+thread+"?member_id=member-1", nil, "Last-Event-ID", "3")
-			if status != 200 || len(rest) != n-3 || rest[0].ID != 4 || answer(rest) != answer(evs[3:]) {
+			if status != 200 || len(rest) != n-3 || rest[0].ID != 4 || apitest.Answer(rest) != apitest.Answer(evs[3:]) {
 				t.Fatalf("resume: status %d, %d events (want %d): %v", status, len(rest), n-3, types(rest))
 			}
 

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lorekb/lore/api/apitest"
 	"github.com/lorekb/lore/internal/streamhub"
 	"github.com/lorekb/lore/models"
 	"github.com/lorekb/lore/workflows"
@@ -79,31 +80,19 @@ func (m *scriptedModel) serve(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	m.system.Store(strings.Join(system, "\n---\n"))
-	w.Header().Set("Content-Type", "text/event-stream")
-	fl := w.(http.Flusher)
-	send := func(v any) {
-		b, _ := json.Marshal(v)
-		fmt.Fprintf(w, "data: %s\n\n", b)
-		fl.Flush()
-	}
-	chunk := func(delta map[string]any, finish any) map[string]any {
-		return map[string]any{"id": "x", "object": "chat.completion.chunk", "created": 1, "model": "scripted",
-			"choices": []any{map[string]any{"index": 0, "delta": delta, "finish_reason": finish}}}
-	}
+	stream := apitest.NewChatStream(w, "scripted")
 	if !hasTool && m.stallTool.Load() {
 		<-r.Context().Done()
 		m.cancelled.Add(1)
 		return
 	}
 	if !hasTool {
-		send(chunk(map[string]any{"role": "assistant", "tool_calls": []any{map[string]any{"index": 0, "id": "call_1", "type": "function",
-			"function": map[string]any{"name": "search_knowledge_base", "arguments": `{"query":`}}}}, nil))
-		send(chunk(map[string]any{"tool_calls": []any{map[string]any{"index": 0, "function": map[string]any{"arguments": `"install Lore"}`}}}}, nil))
+		stream.SearchCall("install Lore")
 		if m.parallel.Load() {
-			send(chunk(map[string]any{"tool_calls": []any{map[string]any{"index": 1, "id": "call_2", "type": "function",
-				"function": map[string]any{"name": "search_knowledge_base", "arguments": `{"query":"upgrade"}`}}}}, nil))
+			stream.Send(map[string]any{"tool_calls": []any{map[string]any{"index": 1, "id": "call_2", "type": "function",
+				"function": map[string]any{"name": "search_knowledge_base", "arguments": `{"query":"upgrade"}`}}}}, nil)
 		}
-		send(chunk(map[string]any{}, "tool_calls"))
+		stream.Send(map[string]any{}, "tool_calls")
 	} else {
 		broken := m.breakAfter.Swap(0)
 		for i, word := range strings.Fields("Download the archive and run make run [1].") {
@@ -116,15 +105,12 @@ func (m *scriptedModel) serve(w http.ResponseWriter, r *http.Request) {
 				m.cancelled.Add(1)
 				return
 			}
-			send(chunk(map[string]any{"content": word + " "}, nil))
+			stream.Send(map[string]any{"content": word + " "}, nil)
 			time.Sleep(m.delay)
 		}
-		send(chunk(map[string]any{}, "stop"))
+		stream.Send(map[string]any{}, "stop")
 	}
-	send(map[string]any{"id": "x", "object": "chat.completion.chunk", "created": 1, "model": "scripted", "choices": []any{},
-		"usage": map[string]int{"prompt_tokens": 50, "completion_tokens": 9, "total_tokens": 59}})
-	fmt.Fprint(w, "data: [DONE]\n\n")
-	fl.Flush()
+	stream.End(50, 9)
 }
 
 // summary answers a summarization call with one chunk.
@@ -153,7 +139,7 @@ func TestScriptedModelToolCallsStreamAndUsage(t *testing.T) {
 	if !strings.HasPrefix(ts, "response.created,response.tool_call.delta,response.tool_call.delta,response.tool_call.started,response.tool_call.completed,response.output_text.delta") {
 		t.Fatalf("events: %s", ts)
 	}
-	if got := answer(evs); got != "Download the archive and run make run [1]. " {
+	if got := apitest.Answer(evs); got != "Download the archive and run make run [1]. " {
 		t.Fatalf("answer %q", got)
 	}
 	var done struct {
@@ -237,8 +223,8 @@ func TestStreamTimeoutEndsWithNotice(t *testing.T) {
 	start := time.Now()
 	_, evs := a.stream("POST", "/v1/chat/responses", map[string]any{"input": "install?", "stream": true, "filter": map[string]any{"site_id": site}})
 	ts := types(evs)
-	if !strings.Contains(answer(evs), "[Response timed out, please try again]") || ts[len(ts)-2] != "response.completed" {
-		t.Fatalf("events %v answer %q", ts, answer(evs))
+	if !strings.Contains(apitest.Answer(evs), "[Response timed out, please try again]") || ts[len(ts)-2] != "response.completed" {
+		t.Fatalf("events %v answer %q", ts, apitest.Answer(evs))
 	}
 	if el := time.Since(start); el > 15*time.Second {
 		t.Fatalf("timeout took %s", el)
@@ -251,8 +237,8 @@ func TestModelDownEndsWithErrorNotice(t *testing.T) {
 	site := a.site("Down")
 	_, evs := a.stream("POST", "/v1/chat/responses", map[string]any{"input": "hello", "stream": true, "user": "u", "filter": map[string]any{"site_id": site}})
 	ts := types(evs)
-	if !strings.Contains(answer(evs), "[System Error:") || ts[len(ts)-2] != "response.completed" || ts[len(ts)-1] != "[DONE]" {
-		t.Fatalf("events %v answer %q", ts, answer(evs))
+	if !strings.Contains(apitest.Answer(evs), "[System Error:") || ts[len(ts)-2] != "response.completed" || ts[len(ts)-1] != "[DONE]" {
+		t.Fatalf("events %v answer %q", ts, apitest.Answer(evs))
 	}
 	eventually(t, 20*time.Second, "turn stored", func() bool {
 		n, _ := a.d.DB.NewSelect().Model((*models.ChatMessage)(nil)).Count(context.Background())
@@ -318,7 +304,7 @@ func TestLongLocalModelCallOutlastsTheWorkflowTaskTimeout(t *testing.T) {
 	_, evs := a.stream("POST", "/v1/chat/responses", map[string]any{"input": "install?", "stream": true, "user": "m",
 		"filter": map[string]any{"site_id": site}})
 	ts := types(evs)
-	if got := strings.TrimSpace(answer(evs)); got != "Download the archive and run make run [1]." || ts[len(ts)-1] != "[DONE]" {
+	if got := strings.TrimSpace(apitest.Answer(evs)); got != "Download the archive and run make run [1]." || ts[len(ts)-1] != "[DONE]" {
 		t.Fatalf("answer %q events %v", got, ts)
 	}
 	if n := m.calls.Load(); n != 2 {
@@ -449,28 +435,15 @@ func TestReattachToARunningTurn(t *testing.T) {
 			t.Fatalf("%s after %d:\n%s\nwant (what the first reader got):\n%s", r.name, after, strings.Join(gotLines, "\n"), strings.Join(want, "\n"))
 		}
 	}
-	if answer(first) != "Download the archive and run make run [1]. " || m.calls.Load() != 2 {
-		t.Fatalf("answer %q, %d model calls", answer(first), m.calls.Load())
+	if apitest.Answer(first) != "Download the archive and run make run [1]. " || m.calls.Load() != 2 {
+		t.Fatalf("answer %q, %d model calls", apitest.Answer(first), m.calls.Load())
 	}
 }
 
 // nextSSE reads one event of an SSE stream (false at its end).
 func nextSSE(rd *bufio.Reader) (sseEvent, bool) {
-	var raw []byte
-	for {
-		line, err := rd.ReadString('\n')
-		raw = append(raw, line...)
-		if line == "\n" && strings.Contains(string(raw), "data: ") {
-			evs := parseSSE(raw)
-			return evs[0], true
-		}
-		if line == "\n" {
-			raw = raw[:0] // a comment (keep-alive) only
-		}
-		if err != nil {
-			return sseEvent{}, false
-		}
-	}
+	ev, err := apitest.ReadEvent(rd)
+	return ev, err == nil
 }
 
 // With the worker in another process (here: an API without a worker of its
@@ -496,7 +469,7 @@ func TestChatWithTheWorkerElsewhere(t *testing.T) {
 				t.Fatalf("event %d has id %d", i, ev.ID)
 			}
 		}
-		if got := answer(evs); got != "Download the archive and run make run [1]. " || m.calls.Load() != 2 {
+		if got := apitest.Answer(evs); got != "Download the archive and run make run [1]. " || m.calls.Load() != 2 {
 			t.Fatalf("answer %q, %d model calls", got, m.calls.Load())
 		}
 	})
@@ -507,8 +480,8 @@ func TestChatWithTheWorkerElsewhere(t *testing.T) {
 		site := a.site("Slow")
 		a.waitStatus(a.newDoc(site, "Installation", installDoc, "published"), "completed")
 		_, evs := a.stream("POST", "/v1/chat/responses", map[string]any{"input": "install?", "stream": true, "filter": map[string]any{"site_id": site}})
-		if ts := types(evs); !strings.HasSuffix(answer(evs), workflows.TimeoutNotice) || ts[len(ts)-2] != "response.completed" {
-			t.Fatalf("events %v answer %q", ts, answer(evs))
+		if ts := types(evs); !strings.HasSuffix(apitest.Answer(evs), workflows.TimeoutNotice) || ts[len(ts)-2] != "response.completed" {
+			t.Fatalf("events %v answer %q", ts, apitest.Answer(evs))
 		}
 		eventually(t, 20*time.Second, "the stalled model call to be cancelled", func() bool { return m.cancelled.Load() == 1 })
 	})
@@ -523,7 +496,7 @@ func TestChatWithTheWorkerElsewhere(t *testing.T) {
 		site := a.site("Broken")
 		a.waitStatus(a.newDoc(site, "Installation", installDoc, "published"), "completed")
 		_, evs := a.stream("POST", "/v1/chat/responses", map[string]any{"input": "install?", "stream": true, "filter": map[string]any{"site_id": site}})
-		got := answer(evs)
+		got := apitest.Answer(evs)
 		if !strings.HasPrefix(got, "Download the "+workflows.ErrorNoticePrefix) || strings.Count(got, "Download") != 1 {
 			t.Fatalf("answer %q (events %v)", got, types(evs))
 		}
@@ -587,7 +560,7 @@ func TestHubReaderSwitchesToTheLogOnAGap(t *testing.T) {
 			t.Fatalf("event %d has id %d (events %v)", i, ev.ID, ts)
 		}
 	}
-	if got := answer(evs); got != "Download the archive and run make run [1]. " {
+	if got := apitest.Answer(evs); got != "Download the archive and run make run [1]. " {
 		t.Fatalf("answer %q", got)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lorekb/lore/api/apitest"
 	"github.com/lorekb/lore/models"
 	"github.com/lorekb/lore/workflows"
 	historypb "go.temporal.io/api/history/v1"
@@ -40,7 +41,7 @@ func TestUpstreamErrorTextIsNeverShownNorStored(t *testing.T) {
 	site := a.site("Leaky")
 	_, evs := a.stream("POST", "/v1/chat/responses", map[string]any{"input": "hello", "stream": true, "user": "u",
 		"filter": map[string]any{"site_id": site}})
-	text := answer(evs)
+	text := apitest.Answer(evs)
 	m := regexp.MustCompile(`\[System Error: The model service failed \(error id (e-[0-9a-f]{12})\)\]`).FindStringSubmatch(text)
 	if m == nil {
 		t.Fatalf("answer %q", text)
