@@ -230,6 +230,12 @@ func (a *Sync) source(ctx context.Context, spec SyncSpec) (*models.DataSource, e
 
 // SyncPlan reads the source and the items last synced and says what to do.
 func (a *Sync) SyncPlan(ctx context.Context, in SyncPlanInput) (SyncPlan, error) {
+	return a.plan(ctx, in, nil)
+}
+
+// plan is SyncPlan with, for git, the fetch that SyncStart began (nil: it
+// fetches now).
+func (a *Sync) plan(ctx context.Context, in SyncPlanInput, pre *prefetch) (SyncPlan, error) {
 	ds, err := a.source(ctx, in.Spec)
 	if err != nil {
 		return SyncPlan{}, err
@@ -248,7 +254,7 @@ func (a *Sync) SyncPlan(ctx context.Context, in SyncPlanInput) (SyncPlan, error)
 	var listErr error
 	go func() {
 		defer close(listed)
-		items, listErr = a.D.DB.SyncItems(ctx, ds.ID, 0)
+		items, listErr = a.D.DB.SyncItemVersions(ctx, ds.ID)
 	}()
 	known := func() ([]models.SyncItem, error) {
 		<-listed
@@ -257,7 +263,7 @@ func (a *Sync) SyncPlan(ctx context.Context, in SyncPlanInput) (SyncPlan, error)
 	if ds.Type == models.DataSourceWeb {
 		return a.planWeb(ctx, ds, known, share)
 	}
-	return a.planRepo(ctx, ds, known, share, in.ConfirmDeletions)
+	return a.planRepo(ctx, ds, known, share, in.ConfirmDeletions, pre)
 }
 
 // sourceError is a source that cannot be read: a refused address, a bound

@@ -21,12 +21,16 @@ func (a *Sync) gitClient() *gitsrc.Client {
 
 // planRepo fetches the branch and compares its head's files with the
 // items last synced.
-func (a *Sync) planRepo(ctx context.Context, ds *models.DataSource, known func() ([]models.SyncItem, error), share float64, confirm bool) (SyncPlan, error) {
+func (a *Sync) planRepo(ctx context.Context, ds *models.DataSource, known func() ([]models.SyncItem, error), share float64, confirm bool,
+	pre *prefetch) (SyncPlan, error) {
 	var cfg gitsrc.Config
 	if err := json.Unmarshal([]byte(ds.Config), &cfg); err != nil {
 		return SyncPlan{}, syncFailure("config: %v", err)
 	}
-	repo, err := a.gitClient().Open(ctx, ds.ID, cfg, true, "")
+	repo, err := pre.repo(ds.ID, cfg)
+	if repo == nil && err == nil {
+		repo, err = a.gitClient().Open(ctx, ds.ID, cfg, true, "")
+	}
 	if err != nil {
 		return SyncPlan{}, a.sourceError(ctx, "the repository could not be fetched: %v", err)
 	}
@@ -51,6 +55,52 @@ func (a *Sync) planRepo(ctx context.Context, ds *models.DataSource, known func()
 	plan.Ref, plan.DeleteShare = head, share
 	plan.guard(confirm)
 	return plan, nil
+}
+
+// prefetch is a fetch begun with a run, before the run took its data source.
+type prefetch struct {
+	id   int64
+	cfg  gitsrc.Config
+	done chan struct{}
+	r    *gitsrc.Repo
+	err  error
+}
+
+// prefetch begins fetching a git data source's branch when it has a clone
+// (a first sync clones in its plan activity, heartbeating); nil otherwise.
+func (a *Sync) prefetch(ctx context.Context, dataSourceID int64) *prefetch {
+	ds, err := a.D.DB.GetDataSource(ctx, dataSourceID)
+	if err != nil || ds.Type != models.DataSourceGit {
+		return nil
+	}
+	var cfg gitsrc.Config
+	cl := a.gitClient()
+	if json.Unmarshal([]byte(ds.Config), &cfg) != nil || !cl.Cloned(ds.ID, cfg) {
+		return nil
+	}
+	f := &prefetch{id: ds.ID, cfg: cfg, done: make(chan struct{})}
+	go func() {
+		defer close(f.done)
+		f.r, f.err = cl.Open(ctx, ds.ID, cfg, true, "")
+	}()
+	return f
+}
+
+// wait waits for the fetch to end (nil: none began).
+func (f *prefetch) wait() {
+	if f != nil {
+		<-f.done
+	}
+}
+
+// repo is the fetch's clone when it is of this data source and config
+// (nil, nil: fetch now).
+func (f *prefetch) repo(id int64, cfg gitsrc.Config) (*gitsrc.Repo, error) {
+	if f == nil || f.id != id || f.cfg.URL != cfg.URL || f.cfg.Branch != cfg.Branch || f.cfg.Token != cfg.Token {
+		return nil, nil
+	}
+	f.wait()
+	return f.r, f.err
 }
 
 // PlanGit compares a commit's files with the items last synced: new paths

@@ -46,11 +46,12 @@ type SyncInput struct {
 
 // Batch sizes of a sync.
 const (
-	syncBatchFiles  = 32
-	syncBatchPages  = 10
-	syncDeleteBatch = 100
-	syncWaitPoll    = 5 * time.Second
-	syncWaitMax     = 720 // polls: an hour
+	syncBatchFiles      = 32
+	syncFileConcurrency = 4 // files of a batch read and converted at once
+	syncBatchPages      = 10
+	syncDeleteBatch     = 100
+	syncWaitPoll        = 5 * time.Second
+	syncWaitMax         = 720 // polls: an hour
 )
 
 // syncOptions retry a batch on transient failures (a killed worker: the
@@ -88,6 +89,13 @@ var (
 		StartToCloseTimeout: 10 * time.Minute,
 		RetryPolicy:         syncOptions.RetryPolicy,
 	}
+	// syncStartOptions: SyncStart fails only where SyncBegin does (what its
+	// plan and apply meet is left to the workflow's steps), so it retries as
+	// the bookkeeping does, with the time a plan takes.
+	syncStartOptions = workflow.LocalActivityOptions{
+		StartToCloseTimeout: syncLocalPlanOptions.StartToCloseTimeout,
+		RetryPolicy:         syncLocalOptions.RetryPolicy,
+	}
 )
 
 // Versions of the sync workflow's shape: a run recorded before a change
@@ -96,9 +104,12 @@ const (
 	// versionSyncLocal plans a git re-sync and applies a plan of one batch
 	// as local activities.
 	versionSyncLocal = "sync-local"
+	// versionSyncStart begins a run, and plans and applies a git re-sync of
+	// at most one batch, in one local activity (SyncStart).
+	versionSyncStart = "sync-start"
 	// SyncVersion is the latest shape (the recorded histories that the
 	// replay test keeps are named after it).
-	SyncVersion = 1
+	SyncVersion = 2
 )
 
 // syncRun is the state of one sync execution.
@@ -128,11 +139,24 @@ func SyncDataSource(ctx workflow.Context, in SyncInput) (Progress, error) {
 	var a *activities.Sync
 	short := workflow.WithLocalActivityOptions(ctx, syncLocalOptions)
 	jobID := workflow.GetInfo(ctx).WorkflowExecution.ID
+	// v2 begins, and plans and applies a small git re-sync, in one local
+	// activity; the shapes before it begin alone.
+	startV := workflow.GetVersion(ctx, versionSyncStart, workflow.DefaultVersion, 1)
 	var begin activities.SyncBeginResult
+	var started activities.SyncStartResult
 	waited := ""
 	for poll := 0; ; poll++ {
-		err := workflow.ExecuteLocalActivity(short, a.SyncBegin, activities.SyncBeginInput{DataSourceID: in.DataSourceID, JobID: jobID,
-			Trigger: in.Trigger, Title: in.Title}).Get(ctx, &begin)
+		var err error
+		if startV >= 1 {
+			err = workflow.ExecuteLocalActivity(workflow.WithLocalActivityOptions(ctx, syncStartOptions), a.SyncStart, activities.SyncStartInput{
+				Begin:            activities.SyncBeginInput{DataSourceID: in.DataSourceID, JobID: jobID, Trigger: in.Trigger, Title: in.Title},
+				ConfirmDeletions: in.ConfirmDeletions, MaxChanges: syncBatchFiles, MaxDeletions: syncDeleteBatch, Concurrency: syncFileConcurrency,
+			}).Get(ctx, &started)
+			begin = started.SyncBeginResult
+		} else {
+			err = workflow.ExecuteLocalActivity(short, a.SyncBegin, activities.SyncBeginInput{DataSourceID: in.DataSourceID, JobID: jobID,
+				Trigger: in.Trigger, Title: in.Title}).Get(ctx, &begin)
+		}
 		if err != nil {
 			return p, err
 		}
@@ -157,19 +181,11 @@ func SyncDataSource(ctx workflow.Context, in SyncInput) (Progress, error) {
 		}
 	}
 	r := &syncRun{in: in, spec: begin.Spec, p: &p, wg: workflow.NewWaitGroup(ctx)}
-	r.local = workflow.GetVersion(ctx, versionSyncLocal, workflow.DefaultVersion, SyncVersion) >= 1 && r.spec.Type == "git"
+	// v2 runs a git re-sync's small work as local activities as v1 does.
+	r.local = (startV >= 1 || workflow.GetVersion(ctx, versionSyncLocal, workflow.DefaultVersion, 1) >= 1) && r.spec.Type == "git"
 	p.Step = StepSyncPlanning
-	planIn := activities.SyncPlanInput{Spec: r.spec, ConfirmDeletions: in.ConfirmDeletions}
-	var planned workflow.Future
-	if r.local && begin.Resync {
-		planned = workflow.ExecuteLocalActivity(workflow.WithLocalActivityOptions(ctx, syncLocalPlanOptions), a.SyncPlan, planIn)
-	} else {
-		planOpts := syncOptions
-		planOpts.StartToCloseTimeout = time.Hour
-		planned = workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, planOpts), a.SyncPlan, planIn)
-	}
-	var plan activities.SyncPlan
-	if err := planned.Get(ctx, &plan); err != nil {
+	plan, err := r.plan(ctx, started.Plan, begin.Resync)
+	if err != nil {
 		return p, r.fail(ctx, RootMessage(err))
 	}
 	r.spec.Ref = plan.Ref
@@ -178,11 +194,13 @@ func SyncDataSource(ctx workflow.Context, in SyncInput) (Progress, error) {
 		r.record(f)
 	}
 	var dels []string
-	var err error
 	held := plan.Held
-	if r.spec.Type == "web" {
+	switch {
+	case started.Applied:
+		r.applied(ctx, plan, started.Items)
+	case r.spec.Type == "web":
 		dels, held, err = r.web(ctx, plan)
-	} else {
+	default:
 		dels, err = r.git(ctx, plan)
 	}
 	if err != nil {
@@ -319,6 +337,37 @@ func (r *syncRun) apply(ctx workflow.Context, in activities.SyncApplyInput, loca
 	return res.Items
 }
 
+// plan is the run's plan: the one SyncStart made, or one made now (a git
+// re-sync as a local activity when local, else an activity, heartbeating).
+func (r *syncRun) plan(ctx workflow.Context, made *activities.SyncPlan, resync bool) (activities.SyncPlan, error) {
+	if made != nil {
+		return *made, nil
+	}
+	var a *activities.Sync
+	in := activities.SyncPlanInput{Spec: r.spec, ConfirmDeletions: r.in.ConfirmDeletions}
+	var planned workflow.Future
+	if r.local && resync {
+		planned = workflow.ExecuteLocalActivity(workflow.WithLocalActivityOptions(ctx, syncLocalPlanOptions), a.SyncPlan, in)
+	} else {
+		opts := syncOptions
+		opts.StartToCloseTimeout = time.Hour
+		planned = workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, opts), a.SyncPlan, in)
+	}
+	var plan activities.SyncPlan
+	err := planned.Get(ctx, &plan)
+	return plan, err
+}
+
+// applied records the outcomes of a plan that SyncStart applied whole.
+func (r *syncRun) applied(ctx workflow.Context, plan activities.SyncPlan, items []activities.SyncItemResult) {
+	r.p.Total = len(plan.Changes)
+	r.p.Step = StepSyncApplying
+	for _, it := range items {
+		r.record(it)
+	}
+	r.written(ctx, items)
+}
+
 // git applies a plan's adds, updates and renames in batches, Concurrency at
 // once, and returns the keys to delete.
 func (r *syncRun) git(ctx workflow.Context, plan activities.SyncPlan) ([]string, error) {
@@ -335,7 +384,7 @@ func (r *syncRun) git(ctx workflow.Context, plan activities.SyncPlan) ([]string,
 	r.p.Step = StepSyncApplying
 	if r.local && len(changes) > 0 && len(changes) <= syncBatchFiles {
 		r.p.Pending -= len(changes)
-		res := r.apply(ctx, activities.SyncApplyInput{Spec: r.spec, Changes: changes, Concurrency: 4}, true)
+		res := r.apply(ctx, activities.SyncApplyInput{Spec: r.spec, Changes: changes, Concurrency: syncFileConcurrency}, true)
 		for _, it := range res {
 			r.record(it)
 		}
@@ -356,7 +405,7 @@ func (r *syncRun) git(ctx workflow.Context, plan activities.SyncPlan) ([]string,
 		r.wg.Add(1)
 		workflow.Go(ctx, func(gctx workflow.Context) {
 			defer r.wg.Done()
-			res := r.apply(gctx, activities.SyncApplyInput{Spec: r.spec, Changes: batch, Concurrency: 4}, false)
+			res := r.apply(gctx, activities.SyncApplyInput{Spec: r.spec, Changes: batch, Concurrency: syncFileConcurrency}, false)
 			inFlight--
 			r.p.Running -= len(batch)
 			for _, it := range res {
