@@ -6,7 +6,6 @@ package apitest
 
 import (
 	"bufio"
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -66,7 +65,7 @@ func finish(ev Event) Event {
 
 // ParseEvents reads every event of a whole stream body.
 func ParseEvents(raw []byte) []Event {
-	br := bufio.NewReader(bytes.NewReader(raw))
+	br := bufio.NewReader(strings.NewReader(string(raw)))
 	var out []Event
 	for {
 		ev, err := ReadEvent(br)
