@@ -160,28 +160,49 @@ func (s *Server) putUpload(c *fiber.Ctx, store blob.Store, folder string, fh *mu
 		URL: s.assetURL(c.UserContext(), store, info.Name)}, nil
 }
 
-func (s *Server) uploadFile(c *fiber.Ctx) error {
+// upload is the request of an upload route, read before anything is stored.
+type upload struct {
+	store  blob.Store
+	form   *multipart.Form // removed by done
+	files  []*multipart.FileHeader
+	folder string
+}
+
+func (u *upload) done() { _ = u.form.RemoveAll() }
+
+// readUpload reads the files of form field (1 to max of them; tooMany is the
+// answer to more) and the folder they go to.
+func (s *Server) readUpload(c *fiber.Ctx, field string, max int, tooMany string) (*upload, error) {
 	store, err := s.blobStore()
 	if err != nil {
-		return err
+		return nil, err
 	}
-	form, err := s.multipartForm(c, "file")
+	form, err := s.multipartForm(c, field)
+	if err != nil {
+		return nil, err
+	}
+	u := &upload{store: store, form: form, files: form.File[field]}
+	if len(u.files) == 0 {
+		err = Invalid("%s: field required", field)
+	} else if len(u.files) > max {
+		err = Invalid("%s", tooMany)
+	} else {
+		u.folder, err = s.uploadFolder(c, firstValue(form.Value["folder"]))
+	}
+	if err != nil {
+		u.done()
+		return nil, err
+	}
+	return u, nil
+}
+
+func (s *Server) uploadFile(c *fiber.Ctx) error {
+	u, err := s.readUpload(c, "file", 1, "file: send one file (use files:batchUpload for several)")
 	if err != nil {
 		return err
 	}
-	defer func() { _ = form.RemoveAll() }()
-	files := form.File["file"]
-	if len(files) == 0 {
-		return Invalid("file: field required")
-	}
-	if len(files) > 1 {
-		return Invalid("file: send one file (use files:batchUpload for several)")
-	}
-	folder, err := s.uploadFolder(c, firstValue(form.Value["folder"]))
-	if err != nil {
-		return err
-	}
-	res, err := s.putUpload(c, store, folder, files[0])
+	defer u.done()
+	res, err := s.putUpload(c, u.store, u.folder, u.files[0])
 	if err != nil {
 		return err
 	}
@@ -196,29 +217,14 @@ func firstValue(v []string) string {
 }
 
 func (s *Server) batchUpload(c *fiber.Ctx) error {
-	store, err := s.blobStore()
+	u, err := s.readUpload(c, "files", maxBatchFiles, fmt.Sprintf("files: at most %d files per batch", maxBatchFiles))
 	if err != nil {
 		return err
 	}
-	form, err := s.multipartForm(c, "files")
-	if err != nil {
-		return err
-	}
-	defer func() { _ = form.RemoveAll() }()
-	files := form.File["files"]
-	if len(files) == 0 {
-		return Invalid("files: field required")
-	}
-	if len(files) > maxBatchFiles {
-		return Invalid("files: at most %d files per batch", maxBatchFiles)
-	}
-	folder, err := s.uploadFolder(c, firstValue(form.Value["folder"]))
-	if err != nil {
-		return err
-	}
+	defer u.done()
 	out := BatchUploadResult{Results: []FileUploadResult{}, Errors: []FileUploadError{}}
-	for _, fh := range files {
-		res, err := s.putUpload(c, store, folder, fh)
+	for _, fh := range u.files {
+		res, err := s.putUpload(c, u.store, u.folder, fh)
 		if err != nil {
 			msg := "upload failed"
 			var apiErr *Error
