@@ -395,19 +395,16 @@ func (s *Store) KeywordStats(ctx context.Context, siteID int64, terms []string) 
 
 // CountDocument returns the number of chunks stored for the document.
 func (s *Store) CountDocument(ctx context.Context, documentID int64) (int, error) {
-	if err := ctx.Err(); err != nil {
-		return 0, err
-	}
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	if s.closed {
-		return 0, vector.ErrClosed
-	}
-	return len(s.byDoc[documentID]), nil
+	return s.count(ctx, func() int { return len(s.byDoc[documentID]) })
 }
 
 // Count returns the number of chunks stored.
 func (s *Store) Count(ctx context.Context) (int, error) {
+	return s.count(ctx, func() int { return len(s.byID) })
+}
+
+// count is n() read under the read lock of an open store.
+func (s *Store) count(ctx context.Context, n func() int) (int, error) {
 	if err := ctx.Err(); err != nil {
 		return 0, err
 	}
@@ -416,7 +413,7 @@ func (s *Store) Count(ctx context.Context) (int, error) {
 	if s.closed {
 		return 0, vector.ErrClosed
 	}
-	return len(s.byID), nil
+	return n(), nil
 }
 
 // applyPayload applies one logged operation (during recovery).

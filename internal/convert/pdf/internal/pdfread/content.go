@@ -59,6 +59,13 @@ type gstate struct {
 // popArgs pops every value currently on the stack and returns them with the
 // bottom of the stack at args[0], matching the operand order expected by PDF
 // content-stream operators.
+// moveLine starts a new line offset by (tx, ty) from the start of the
+// current one.
+func (g *gstate) moveLine(tx, ty float64) {
+	g.Tlm = matrix{{1, 0, 0}, {0, 1, 0}, {tx, ty, 1}}.mul(g.Tlm)
+	g.Tm = g.Tlm
+}
+
 func popArgs(stk *Stack) []Value {
 	n := stk.Len()
 	args := make([]Value, n)
@@ -175,9 +182,7 @@ func (p Page) Content() Content {
 		case "ET": // end text
 
 		case "T*": // move to start of next line
-			x := matrix{{1, 0, 0}, {0, 1, 0}, {0, -g.Tl, 1}}
-			g.Tlm = x.mul(g.Tlm)
-			g.Tm = g.Tlm
+			g.moveLine(0, -g.Tl)
 
 		case "Tc": // set character spacing
 			if len(args) != 1 {
@@ -195,11 +200,7 @@ func (p Page) Content() Content {
 			if len(args) != 2 {
 				panic("bad Td")
 			}
-			tx := args[0].Float64()
-			ty := args[1].Float64()
-			x := matrix{{1, 0, 0}, {0, 1, 0}, {tx, ty, 1}}
-			g.Tlm = x.mul(g.Tlm)
-			g.Tm = g.Tlm
+			g.moveLine(args[0].Float64(), args[1].Float64())
 
 		case "Tf": // set text font and size
 			if len(args) != 2 {
@@ -227,9 +228,7 @@ func (p Page) Content() Content {
 			if len(args) != 1 {
 				panic("bad ' operator")
 			}
-			x := matrix{{1, 0, 0}, {0, 1, 0}, {0, -g.Tl, 1}}
-			g.Tlm = x.mul(g.Tlm)
-			g.Tm = g.Tlm
+			g.moveLine(0, -g.Tl)
 			fallthrough
 		case "Tj": // show text
 			if len(args) != 1 {

@@ -288,7 +288,11 @@ Loop:
 	return string(tmp)
 }
 
-func (b *buffer) readName() token {
+func (b *buffer) readName() token { return name(b.readRegular(true)) }
+
+// readRegular reads the regular characters up to the next delimiter or
+// space; in a name, #xx is the character of hex code xx.
+func (b *buffer) readRegular(inName bool) string {
 	tmp := b.tmp[:0]
 	for {
 		c := b.readByte()
@@ -296,7 +300,7 @@ func (b *buffer) readName() token {
 			b.unreadByte()
 			break
 		}
-		if c == '#' {
+		if inName && c == '#' {
 			x := unhex(b.readByte())<<4 | unhex(b.readByte())
 			if x < 0 {
 				b.errorf("malformed name")
@@ -307,21 +311,11 @@ func (b *buffer) readName() token {
 		tmp = append(tmp, c)
 	}
 	b.tmp = tmp
-	return name(string(tmp))
+	return string(tmp)
 }
 
 func (b *buffer) readKeyword() token {
-	tmp := b.tmp[:0]
-	for {
-		c := b.readByte()
-		if isDelim(c) || isSpace(c) {
-			b.unreadByte()
-			break
-		}
-		tmp = append(tmp, c)
-	}
-	b.tmp = tmp
-	s := string(tmp)
+	s := b.readRegular(false)
 	switch {
 	case s == "true":
 		return true
@@ -340,7 +334,7 @@ func (b *buffer) readKeyword() token {
 		}
 		return x
 	}
-	return keyword(string(tmp))
+	return keyword(s)
 }
 
 func isInteger(s string) bool {
