@@ -56,9 +56,6 @@ type gstate struct {
 	CTM   matrix
 }
 
-// popArgs pops every value currently on the stack and returns them with the
-// bottom of the stack at args[0], matching the operand order expected by PDF
-// content-stream operators.
 // moveLine starts a new line offset by (tx, ty) from the start of the
 // current one.
 func (g *gstate) moveLine(tx, ty float64) {
@@ -66,6 +63,17 @@ func (g *gstate) moveLine(tx, ty float64) {
 	g.Tm = g.Tlm
 }
 
+// needArgs panics with msg (a malformed content stream) unless the
+// operator has n operands.
+func needArgs(args []Value, n int, msg string) {
+	if len(args) != n {
+		panic(msg)
+	}
+}
+
+// popArgs pops every value currently on the stack and returns them with the
+// bottom of the stack at args[0], matching the operand order expected by PDF
+// content-stream operators.
 func popArgs(stk *Stack) []Value {
 	n := stk.Len()
 	args := make([]Value, n)
@@ -134,9 +142,7 @@ func (p Page) Content() Content {
 			return
 
 		case "cm": // update g.CTM
-			if len(args) != 6 {
-				panic("bad g.Tm")
-			}
+			needArgs(args, 6, "bad g.Tm")
 			var m matrix
 			for i := 0; i < 6; i++ {
 				m[i/2][i%2] = args[i].Float64()
@@ -185,27 +191,19 @@ func (p Page) Content() Content {
 			g.moveLine(0, -g.Tl)
 
 		case "Tc": // set character spacing
-			if len(args) != 1 {
-				panic("bad g.Tc")
-			}
+			needArgs(args, 1, "bad g.Tc")
 			g.Tc = args[0].Float64()
 
 		case "TD": // move text position and set leading
-			if len(args) != 2 {
-				panic("bad Td")
-			}
+			needArgs(args, 2, "bad Td")
 			g.Tl = -args[1].Float64()
 			fallthrough
 		case "Td": // move text position
-			if len(args) != 2 {
-				panic("bad Td")
-			}
+			needArgs(args, 2, "bad Td")
 			g.moveLine(args[0].Float64(), args[1].Float64())
 
 		case "Tf": // set text font and size
-			if len(args) != 2 {
-				panic("bad TL")
-			}
+			needArgs(args, 2, "bad TL")
 			f := args[0].Name()
 			pf := fonts[f]
 			if pf == nil {
@@ -217,23 +215,17 @@ func (p Page) Content() Content {
 			g.Tfs = args[1].Float64()
 
 		case "\"": // set spacing, move to next line, and show text
-			if len(args) != 3 {
-				panic("bad \" operator")
-			}
+			needArgs(args, 3, "bad \" operator")
 			g.Tw = args[0].Float64()
 			g.Tc = args[1].Float64()
 			args = args[2:]
 			fallthrough
 		case "'": // move to next line and show text
-			if len(args) != 1 {
-				panic("bad ' operator")
-			}
+			needArgs(args, 1, "bad ' operator")
 			g.moveLine(0, -g.Tl)
 			fallthrough
 		case "Tj": // show text
-			if len(args) != 1 {
-				panic("bad Tj operator")
-			}
+			needArgs(args, 1, "bad Tj operator")
 			showText(args[0].RawString())
 
 		case "TJ": // show text, allowing individual glyph positioning
@@ -250,15 +242,11 @@ func (p Page) Content() Content {
 			showText("\n")
 
 		case "TL": // set text leading
-			if len(args) != 1 {
-				panic("bad TL")
-			}
+			needArgs(args, 1, "bad TL")
 			g.Tl = args[0].Float64()
 
 		case "Tm": // set text matrix and line matrix
-			if len(args) != 6 {
-				panic("bad g.Tm")
-			}
+			needArgs(args, 6, "bad g.Tm")
 			var m matrix
 			for i := 0; i < 6; i++ {
 				m[i/2][i%2] = args[i].Float64()
@@ -268,27 +256,19 @@ func (p Page) Content() Content {
 			g.Tlm = m
 
 		case "Tr": // set text rendering mode
-			if len(args) != 1 {
-				panic("bad Tr")
-			}
+			needArgs(args, 1, "bad Tr")
 			g.Tmode = int(args[0].Int64())
 
 		case "Ts": // set text rise
-			if len(args) != 1 {
-				panic("bad Ts")
-			}
+			needArgs(args, 1, "bad Ts")
 			g.Trise = args[0].Float64()
 
 		case "Tw": // set word spacing
-			if len(args) != 1 {
-				panic("bad g.Tw")
-			}
+			needArgs(args, 1, "bad g.Tw")
 			g.Tw = args[0].Float64()
 
 		case "Tz": // set horizontal text scaling
-			if len(args) != 1 {
-				panic("bad Tz")
-			}
+			needArgs(args, 1, "bad Tz")
 			g.Th = args[0].Float64() / 100
 		}
 	})
