@@ -378,7 +378,7 @@ func (s *Server) syncDataSource(c *fiber.Ctx) error {
 	id := workflows.SyncID(ds.ID, shortID())
 	input := workflows.SyncInput{DataSourceID: ds.ID, Trigger: workflows.TriggerManual, ConfirmDeletions: in.ConfirmDeletions,
 		Title: meta.Title, Concurrency: s.d.Cfg.ImportConcurrency}
-	if _, err := s.startJob(c, jobStart{id: id, meta: meta, wf: workflows.SyncDataSource, input: input}); err != nil {
+	if _, err := s.startJob(c, jobStart{id: id, meta: meta, wf: workflows.SyncDataSource, input: input, eager: true}); err != nil {
 		return err
 	}
 	out := SyncStarted{JobID: id}

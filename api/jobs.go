@@ -71,6 +71,9 @@ type jobStart struct {
 	signal string
 	wf     any
 	input  any
+	// eager: the first workflow task comes back in the start response and
+	// runs in this process's worker, when it has one on the queue.
+	eager bool
 }
 
 // startJob starts (or signals-with-start) a workflow with its search
@@ -109,6 +112,7 @@ func (s *Server) launch(ctx context.Context, tc client.Client, js jobStart) (cli
 		ID:                    js.id,
 		TaskQueue:             s.d.Cfg.TemporalQueue,
 		WorkflowIDReusePolicy: enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE,
+		EnableEagerStart:      js.eager,
 	}
 	return workflows.StartWithMeta(s.starter, js.meta, opts, func(opts client.StartWorkflowOptions) (client.WorkflowRun, error) {
 		if js.signal != "" {
