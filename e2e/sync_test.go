@@ -87,6 +87,11 @@ func (a *app) runSync(ds int64, body any) syncRunView {
 		a.t.Fatalf("sync: %d %s", r.Status, r.Raw)
 	}
 	r.into(a.t, &started)
+	// Waited for on the engine (a long poll), not by polling the job, whose
+	// reads would run beside the sync being timed.
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	_ = a.d.Temporal.GetWorkflow(ctx, started.JobID, "").Get(ctx, nil)
 	a.waitJob(started.JobID, "completed")
 	return a.syncRun(ds, started.JobID)
 }
