@@ -4,13 +4,18 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"log/slog"
 	"strings"
 	"time"
 
+	"github.com/lorekb/lore/internal/cache"
 	"github.com/lorekb/lore/internal/chatevent"
-	"github.com/lorekb/lore/internal/deps"
+	"github.com/lorekb/lore/internal/config"
+	"github.com/lorekb/lore/internal/db"
 	"github.com/lorekb/lore/internal/llm"
+	"github.com/lorekb/lore/internal/rerank"
 	"github.com/lorekb/lore/internal/streamhub"
+	"github.com/lorekb/lore/internal/telemetry"
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
 )
@@ -26,9 +31,29 @@ type EventBatch struct {
 	Origins []string          // per event: the key it was published under on the hub
 }
 
+// ChatModels gives a tenant's chat model and reranker.
+type ChatModels interface {
+	ChatModel(ctx context.Context, tenantID int64) (llm.Model, string, error)
+	Reranker(ctx context.Context, tenantID int64) (rerank.Reranker, error)
+}
+
+// Signaler sends a signal to a workflow run.
+type Signaler interface {
+	SignalWorkflow(ctx context.Context, workflowID, runID, signalName string, arg any) error
+}
+
 // Chat holds the activities of a chat run.
 type Chat struct {
-	D *deps.Deps
+	DB      *db.DB
+	Cfg     *config.Config // retrieval settings (RAG_*)
+	Models  ChatModels
+	Vectors TenantVectors
+	// Signals delivers event batches to the run's workflow (a Temporal
+	// client).
+	Signals Signaler
+	Cache   cache.Cache // counts a site's chat tokens against its budget
+	Metrics *telemetry.Metrics
+	Log     *slog.Logger
 	// Hub is this process's hub: a model call running as a local activity
 	// (its run's reader is in this process) publishes every event there at
 	// once; a reader that leaves cancels the call through it.
@@ -150,7 +175,7 @@ func (a *Chat) ModelTurn(ctx context.Context, in ModelTurnInput) (ModelTurnResul
 			em.add(chatevent.ToolCallDelta{ToolCall: piece})
 		}
 	})
-	a.D.Metrics.ObserveModel("chat", modelName, time.Since(t0), out.Usage.InputTokens, out.Usage.OutputTokens, err)
+	a.Metrics.ObserveModel("chat", modelName, time.Since(t0), out.Usage.InputTokens, out.Usage.OutputTokens, err)
 	em.close()
 	if err == nil {
 		err = em.failed()
@@ -167,7 +192,7 @@ func (a *Chat) ModelTurn(ctx context.Context, in ModelTurnInput) (ModelTurnResul
 // request is what ModelTurn sends: the tenant's chat model (and its name)
 // and the request built from the stored thread and the turn so far.
 func (a *Chat) request(ctx context.Context, in ModelTurnInput) (llm.Model, string, llm.Request, error) {
-	model, name, err := a.D.ChatModel(ctx, in.TenantID)
+	model, name, err := a.Models.ChatModel(ctx, in.TenantID)
 	if err != nil {
 		return nil, "", llm.Request{}, temporal.NewNonRetryableApplicationError(err.Error(), ErrConfig, err)
 	}
@@ -216,7 +241,7 @@ var errStreamDeadline = errors.New("stream deadline")
 // buildMessages assembles system prompt, memory, stored history (which ends
 // with this turn's user message) and the turn's messages so far.
 func (a *Chat) buildMessages(ctx context.Context, in ModelTurnInput) ([]llm.Message, error) {
-	conv, err := a.D.DB.LoadContext(ctx, in.ThreadID)
+	conv, err := a.DB.LoadContext(ctx, in.ThreadID)
 	if err != nil {
 		return nil, err
 	}

@@ -138,7 +138,7 @@ func (e *emitter) signal(ctx context.Context) error {
 	if len(b.Events) == 0 {
 		return nil
 	}
-	err := e.a.D.Temporal.SignalWorkflow(ctx, e.wfID, e.runID, SignalEvents, b)
+	err := e.a.Signals.SignalWorkflow(ctx, e.wfID, e.runID, SignalEvents, b)
 	if err != nil {
 		e.mu.Lock()
 		e.err = err

@@ -37,6 +37,6 @@ func (a *Chat) upstreamFailure(ctx context.Context, what, notice string, err err
 		info := activity.GetInfo(ctx)
 		attrs = append(attrs, "workflow_id", info.WorkflowExecution.ID, "attempt", info.Attempt)
 	}
-	a.D.Log.Log(context.WithoutCancel(ctx), level, what+" failed", attrs...)
+	a.Log.Log(context.WithoutCancel(ctx), level, what+" failed", attrs...)
 	return f
 }

@@ -79,13 +79,13 @@ func (a *Chat) Persist(ctx context.Context, in PersistInput) (PersistResult, err
 	sb, _ := json.Marshal(srcs)
 	eb, _ := json.Marshal(in.Extra)
 	rows = append(rows, db.TurnRow{Role: llm.RoleAssistant, Content: in.Final, Sources: string(sb), Extra: string(eb), ElapsedMS: in.TotalMs})
-	n, err := a.D.DB.PersistTurn(ctx, in.ThreadID, in.Turn, rows, in.SourceOffset)
+	n, err := a.DB.PersistTurn(ctx, in.ThreadID, in.Turn, rows, in.SourceOffset)
 	if err == nil && n >= 0 {
 		// Counted only by the attempt that stored the turn, so a retried
 		// activity never counts it twice.
-		if ctr, ok := a.D.Cache.(cache.Counter); ok {
+		if ctr, ok := a.Cache.(cache.Counter); ok {
 			if berr := chatbudget.Add(ctx, ctr, chatbudget.Scope(in.SiteID, in.TenantID), in.Tokens, time.Now()); berr != nil {
-				a.D.Log.Warn("count chat tokens against the site's budget", "site_id", in.SiteID, "err", berr)
+				a.Log.Warn("count chat tokens against the site's budget", "site_id", in.SiteID, "err", berr)
 			}
 		}
 	}
@@ -104,7 +104,7 @@ type SummarizeInput struct {
 // the thread holds more than Trigger non-system messages after the current
 // summary; it returns whether it summarized.
 func (a *Chat) Summarize(ctx context.Context, in SummarizeInput) (bool, error) {
-	conv, err := a.D.DB.LoadContext(ctx, in.ThreadID)
+	conv, err := a.DB.LoadContext(ctx, in.ThreadID)
 	if err != nil {
 		return false, err
 	}
@@ -114,7 +114,7 @@ func (a *Chat) Summarize(ctx context.Context, in SummarizeInput) (bool, error) {
 	}
 	cut := len(msgs) - in.KeepLast
 	older := msgs[:cut]
-	model, _, err := a.D.ChatModel(ctx, in.TenantID)
+	model, _, err := a.Models.ChatModel(ctx, in.TenantID)
 	if err != nil {
 		return false, temporal.NewNonRetryableApplicationError(err.Error(), ErrConfig, err)
 	}
@@ -132,5 +132,5 @@ func (a *Chat) Summarize(ctx context.Context, in SummarizeInput) (bool, error) {
 	if err != nil {
 		return false, a.upstreamFailure(ctx, "summarize", modelFailedNotice, err)
 	}
-	return true, a.D.DB.SaveSummary(ctx, in.ThreadID, out.Message.Content, msgs[cut].Position)
+	return true, a.DB.SaveSummary(ctx, in.ThreadID, out.Message.Content, msgs[cut].Position)
 }

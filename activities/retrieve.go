@@ -24,16 +24,16 @@ import (
 // model error is classified like the other model calls.
 func (a *Chat) retrieve(ctx context.Context, tenantID int64, siteIDs []int64, query string, stages retrieve.Stages, topK int,
 	narrow retrieve.Filter) ([]retrieve.Result, error) {
-	cfg := a.D.Cfg
-	emb, store, err := a.D.TenantVectors(ctx, tenantID)
+	cfg := a.Cfg
+	emb, store, err := a.Vectors.TenantVectors(ctx, tenantID)
 	if err != nil {
 		return nil, err
 	}
 	p := retrieve.Pipeline{Store: store, Embedder: emb, Observe: func(kind, model string, took time.Duration, err error) {
-		a.D.Metrics.ObserveModel(kind, model, took, 0, 0, err)
+		a.Metrics.ObserveModel(kind, model, took, 0, 0, err)
 	}}
 	if stages.Rerank && cfg.RAGEnableRerank {
-		rr, err := a.D.Reranker(ctx, tenantID)
+		rr, err := a.Models.Reranker(ctx, tenantID)
 		if err != nil {
 			return nil, temporal.NewNonRetryableApplicationError(err.Error(), ErrConfig, err)
 		}
@@ -152,7 +152,7 @@ func (a *Chat) narrowing(ctx context.Context, in RetrieveInput) (retrieve.Filter
 		}
 	}
 	if in.CollectionID != 0 {
-		ids, err := a.D.DB.CollectionWithDescendants(ctx, in.CollectionID)
+		ids, err := a.DB.CollectionWithDescendants(ctx, in.CollectionID)
 		if err != nil {
 			return nil, err
 		}
@@ -169,7 +169,7 @@ func (a *Chat) narrowing(ctx context.Context, in RetrieveInput) (retrieve.Filter
 				ids[i] = h.DocumentID
 			}
 			var err error
-			if of, err = a.D.DB.DocumentCollections(ctx, ids); err != nil {
+			if of, err = a.DB.DocumentCollections(ctx, ids); err != nil {
 				return nil, err
 			}
 		}

@@ -122,13 +122,13 @@ func (a *Chat) search(ctx context.Context, in SearchInput) (SearchResult, error)
 	if len(sites) == 0 {
 		sites = []int64{in.SiteID}
 	}
-	results, err := a.retrieve(ctx, in.TenantID, sites, query, retrieve.AllStages(), a.D.Cfg.RAGRerankTopK, nil)
+	results, err := a.retrieve(ctx, in.TenantID, sites, query, retrieve.AllStages(), a.Cfg.RAGRerankTopK, nil)
 	if err != nil {
 		return SearchResult{}, err
 	}
 	res := storedResult{Query: query, Passages: SearchPassages(results)}
 	content, _ := json.Marshal(res)
-	if err := a.D.DB.SaveToolResult(ctx, &models.ToolResult{ToolCallID: in.ToolCallID, ThreadID: in.ThreadID, Content: string(content)}); err != nil {
+	if err := a.DB.SaveToolResult(ctx, &models.ToolResult{ToolCallID: in.ToolCallID, ThreadID: in.ThreadID, Content: string(content)}); err != nil {
 		return SearchResult{}, err
 	}
 	out := SearchResult{ToolCallID: in.ToolCallID, ChunkCount: len(results), ContentHash: contentHash(string(content))}
@@ -157,7 +157,7 @@ func (a *Chat) visible(ctx context.Context, siteID int64, hits []vector.Hit) ([]
 	for _, h := range hits {
 		ids = append(ids, h.DocumentID)
 	}
-	ok, err := a.D.DB.SearchableDocuments(ctx, siteID, ids)
+	ok, err := a.DB.SearchableDocuments(ctx, siteID, ids)
 	if err != nil {
 		return nil, err
 	}

@@ -22,6 +22,7 @@ import (
 // embedder and reranker) with two sites of vectorized documents.
 type searchFixture struct {
 	a                 *Chat
+	d                 *deps.Deps
 	siteA, siteB      int64
 	guide, notes, old int64 // site A: a long guide, short notes, a guide unpublished after indexing
 	other             int64 // site B
@@ -44,7 +45,7 @@ func newSearchFixture(t *testing.T) *searchFixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f := &searchFixture{a: &Chat{D: d}}
+	f := &searchFixture{a: NewChat(d), d: d}
 	site := func(name string) int64 {
 		s := &models.Site{Name: name, Slug: strings.ToLower(name), TenantID: tenant, Status: models.SiteActive}
 		if err := d.DB.CreateSite(ctx, s); err != nil {
@@ -90,7 +91,7 @@ func (f *searchFixture) search(t *testing.T, siteID int64, query string) (Search
 	if err != nil {
 		t.Fatal(err)
 	}
-	stored, err := f.a.D.DB.ToolResultContents(context.Background(), "t", []string{id})
+	stored, err := f.d.DB.ToolResultContents(context.Background(), "t", []string{id})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -104,7 +105,7 @@ func (f *searchFixture) search(t *testing.T, siteID int64, query string) (Search
 // SPEC "Retrieval and chat behaviour" 2–4 against the real embedded engines.
 func TestSearchRetrieval(t *testing.T) {
 	f := newSearchFixture(t)
-	cfg := f.a.D.Cfg
+	cfg := f.d.Cfg
 	cfg.RAGRecallThreshold = -1
 	cfg.RAGEnableRerank = true
 	cfg.RAGRerankTopK = 50
@@ -237,12 +238,12 @@ func (m *meetingStore) KeywordSearch(ctx context.Context, site int64, q string, 
 func TestSearchRecallConcurrentAndStale(t *testing.T) {
 	f := newSearchFixture(t)
 	dim := defaultEmbedDimension(t)
-	store, err := f.a.D.Vectors(context.Background(), dim)
+	store, err := f.d.Vectors(context.Background(), dim)
 	if err != nil {
 		t.Fatal(err)
 	}
 	m := &meetingStore{Store: store, dense: make(chan struct{}), keyword: make(chan struct{}), stale: make(chan bool, 2)}
-	f.a.D.UseVectorStore(dim, m)
+	f.d.UseVectorStore(dim, m)
 	res, sr := f.search(t, f.siteA, "install quokka server")
 	if res.ChunkCount == 0 || len(sr.Passages) == 0 {
 		t.Fatalf("nothing found: %+v", res)

@@ -13,7 +13,7 @@ import (
 func TestDeletesReachEveryDimension(t *testing.T) {
 	f := newSearchFixture(t) // indexed with the default local embedder
 	ctx := context.Background()
-	d := f.a.D
+	d := f.d
 	current, err := d.Vectors(ctx, defaultEmbedDimension(t))
 	if err != nil {
 		t.Fatal(err)

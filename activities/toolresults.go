@@ -94,7 +94,7 @@ func (a *Chat) toolResultTexts(ctx context.Context, threadID string, turn []Turn
 	if len(missing) == 0 {
 		return out, nil
 	}
-	stored, err := a.D.DB.ToolResultContents(ctx, threadID, missing)
+	stored, err := a.DB.ToolResultContents(ctx, threadID, missing)
 	if err != nil {
 		return nil, err
 	}

@@ -26,7 +26,7 @@ func TestToolResultsServeOnlyTheRecordedContent(t *testing.T) {
 	}
 	// What the model reads of it, formatted from the database row.
 	mem := FormatToolResult(func() string {
-		s, err := f.a.D.DB.ToolResultContents(ctx, "t", []string{id})
+		s, err := f.d.DB.ToolResultContents(ctx, "t", []string{id})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -36,7 +36,7 @@ func TestToolResultsServeOnlyTheRecordedContent(t *testing.T) {
 	// Another process stores the call's result again (a retried search):
 	// the database now differs from this process's memory.
 	other := `{"query":"install quokka server","passages":[]}`
-	if err := f.a.D.DB.SaveToolResult(ctx, &models.ToolResult{ThreadID: "t", ToolCallID: id, Content: other}); err != nil {
+	if err := f.d.DB.SaveToolResult(ctx, &models.ToolResult{ThreadID: "t", ToolCallID: id, Content: other}); err != nil {
 		t.Fatal(err)
 	}
 	turn := func(hash string) []TurnMessage {

@@ -33,6 +33,16 @@ func NewImport(d *deps.Deps) *Import {
 		Sources: d.DataSource, FileTimeout: d.Cfg.ImportFileTimeout}
 }
 
+// NewChat builds the chat run's activities; hub is this process's chat
+// stream hub.
+func NewChat(d *deps.Deps) *Chat {
+	c := &Chat{DB: d.DB, Cfg: d.Cfg, Models: d, Vectors: d, Cache: d.Cache, Metrics: d.Metrics, Log: d.Log, Hub: d.Hub}
+	if d.Temporal != nil {
+		c.Signals = d.Temporal
+	}
+	return c
+}
+
 // NewMessenger builds the messenger activities (one value: its platform
 // clients are shared by every call).
 func NewMessenger(d *deps.Deps) *Messenger {

@@ -32,7 +32,7 @@ func register(ctx context.Context, w worker.Worker, d *deps.Deps) error {
 	w.RegisterWorkflow(workflows.PruneRevisions)
 	w.RegisterActivity(activities.NewRevisions(d))
 	w.RegisterActivity(activities.NewSites(d))
-	w.RegisterActivity(&activities.Chat{D: d, Hub: d.Hub})
+	w.RegisterActivity(activities.NewChat(d))
 	// Messenger's methods register under their names, DeliverReply among
 	// them; one value shares the API clients.
 	w.RegisterActivity(activities.NewMessenger(d))
