@@ -159,14 +159,5 @@ func (d *DB) updateSiteAccess(ctx context.Context, siteID int64, hash string, pr
 // ids are absent), so configuration that names sites can be checked against
 // the caller's tenant in one query.
 func (d *DB) SiteTenants(ctx context.Context, ids []int64) (map[int64]int64, error) {
-	out := map[int64]int64{}
-	if len(ids) == 0 {
-		return out, nil
-	}
-	var rows []models.Site
-	err := d.NewSelect().Model(&rows).Column("id", "tenant_id").Where("id IN (?)", bun.List(ids)).Scan(ctx)
-	for _, r := range rows {
-		out[r.ID] = r.TenantID
-	}
-	return out, Classify(err)
+	return valuesByID(ctx, d, ids, "tenant_id", func(s *models.Site) (int64, int64) { return s.ID, s.TenantID })
 }

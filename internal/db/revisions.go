@@ -194,16 +194,7 @@ func (d *DB) PreviousRevision(ctx context.Context, documentID, revision int64) (
 // CurrentVersions maps each of the ids that still exist to its document's
 // content version (its current revision).
 func (d *DB) CurrentVersions(ctx context.Context, ids []int64) (map[int64]int64, error) {
-	out := make(map[int64]int64, len(ids))
-	if len(ids) == 0 {
-		return out, nil
-	}
-	var rows []models.Document
-	err := d.NewSelect().Model(&rows).Column("id", "content_version").Where("id IN (?)", bun.List(ids)).Scan(ctx)
-	for _, r := range rows {
-		out[r.ID] = r.ContentVersion
-	}
-	return out, Classify(err)
+	return valuesByID(ctx, d, ids, "content_version", func(doc *models.Document) (int64, int64) { return doc.ID, doc.ContentVersion })
 }
 
 // RevisionRetention bounds the revisions kept per document: at most Keep

@@ -133,16 +133,7 @@ func (d *DB) SiteViewCounts(ctx context.Context, siteIDs []int64) (map[int64]int
 
 // TenantSlugs maps tenant ids to their slugs (sites show tenant_slug).
 func (d *DB) TenantSlugs(ctx context.Context, tenantIDs []int64) (map[int64]string, error) {
-	out := map[int64]string{}
-	if len(tenantIDs) == 0 {
-		return out, nil
-	}
-	var ts []models.Tenant
-	err := d.NewSelect().Model(&ts).Column("id", "slug").Where("id IN (?)", bun.List(tenantIDs)).Scan(ctx)
-	for _, t := range ts {
-		out[t.ID] = t.Slug
-	}
-	return out, Classify(err)
+	return valuesByID(ctx, d, tenantIDs, "slug", func(t *models.Tenant) (int64, string) { return t.ID, t.Slug })
 }
 
 // SiteConflict reports which unique field of s ("name", "slug" or "domain")

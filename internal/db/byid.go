@@ -1,0 +1,23 @@
+package db
+
+import (
+	"context"
+
+	"github.com/uptrace/bun"
+)
+
+// valuesByID reads the id and one column of the rows of model M whose id is
+// among ids and maps each id to value(row); unknown ids are absent.
+func valuesByID[M, V any](ctx context.Context, d *DB, ids []int64, column string, value func(*M) (int64, V)) (map[int64]V, error) {
+	out := make(map[int64]V, len(ids))
+	if len(ids) == 0 {
+		return out, nil
+	}
+	var rows []M
+	err := d.NewSelect().Model(&rows).Column("id", column).Where("id IN (?)", bun.List(ids)).Scan(ctx)
+	for i := range rows {
+		id, v := value(&rows[i])
+		out[id] = v
+	}
+	return out, Classify(err)
+}
