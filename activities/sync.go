@@ -5,15 +5,18 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
 	"strings"
 	"time"
 
+	"github.com/lorekb/lore/internal/config"
 	"github.com/lorekb/lore/internal/datasource/gitsrc"
 	"github.com/lorekb/lore/internal/datasource/websrc"
 	"github.com/lorekb/lore/internal/db"
 	"github.com/lorekb/lore/internal/deps"
 	"github.com/lorekb/lore/models"
 	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/temporal"
 )
 
@@ -22,8 +25,21 @@ import (
 // documents keyed by (data source, item key), so a retried activity never
 // writes a second document.
 type Sync struct {
-	D      *deps.Deps
+	DB      *db.DB
+	Cfg     *config.Config // import limits, the data directory of the clones
+	Models  TenantModels
+	Vectors VectorStores
+	// Outbound is the transport to the sources (see deps.Outbound).
+	Outbound func() http.RoundTripper
+	// Runs tells whether a run's workflow still runs (a Temporal client;
+	// nil: it cannot tell).
+	Runs   WorkflowDescriber
 	Import *Import // the conversion path the import takes
+}
+
+// WorkflowDescriber describes a workflow run.
+type WorkflowDescriber interface {
+	DescribeWorkflowExecution(ctx context.Context, workflowID, runID string) (*workflowservice.DescribeWorkflowExecutionResponse, error)
 }
 
 // Kinds of change a plan lists.
@@ -121,7 +137,7 @@ func syncFailure(format string, args ...any) error {
 // one holds it. A holder whose workflow no longer runs (terminated) is
 // marked failed and the data source taken over.
 func (a *Sync) SyncBegin(ctx context.Context, in SyncBeginInput) (SyncBeginResult, error) {
-	ds, err := a.D.DB.GetDataSource(ctx, in.DataSourceID)
+	ds, err := a.DB.GetDataSource(ctx, in.DataSourceID)
 	if errors.Is(err, db.ErrNotFound) {
 		return SyncBeginResult{}, syncFailure("data source %d no longer exists", in.DataSourceID)
 	}
@@ -131,16 +147,16 @@ func (a *Sync) SyncBegin(ctx context.Context, in SyncBeginInput) (SyncBeginResul
 	if ds.SiteID == nil || (ds.Type != models.DataSourceGit && ds.Type != models.DataSourceWeb) {
 		return SyncBeginResult{}, syncFailure("data source %d is not a git or web data source of a site", ds.ID)
 	}
-	set, err := a.D.DB.GetSyncSettings(ctx, ds.ID)
+	set, err := a.DB.GetSyncSettings(ctx, ds.ID)
 	if errors.Is(err, db.ErrNotFound) {
 		set, err = &models.SyncSettings{DataSourceID: ds.ID, DeleteShare: 0.3}, nil
 	}
 	if err != nil {
 		return SyncBeginResult{}, err
 	}
-	if _, err := a.D.DB.GetJob(ctx, in.JobID); errors.Is(err, db.ErrNotFound) {
+	if _, err := a.DB.GetJob(ctx, in.JobID); errors.Is(err, db.ErrNotFound) {
 		sub, _ := json.Marshal(map[string]any{"DataSourceID": ds.ID, "Trigger": in.Trigger})
-		if err := a.D.DB.SaveJob(ctx, &models.Job{ID: in.JobID, Kind: "sync", WorkflowID: in.JobID, Subject: string(sub),
+		if err := a.DB.SaveJob(ctx, &models.Job{ID: in.JobID, Kind: "sync", WorkflowID: in.JobID, Subject: string(sub),
 			TenantID: ds.TenantID, SiteID: *ds.SiteID, Title: in.Title}); err != nil {
 			return SyncBeginResult{}, err
 		}
@@ -149,18 +165,18 @@ func (a *Sync) SyncBegin(ctx context.Context, in SyncBeginInput) (SyncBeginResul
 		CollectionID: set.CollectionID, Status: models.DocDraft, Name: ds.Name}
 	if set.Publish {
 		spec.Status = models.DocPublished
-		ai, err := a.D.AIConfig(ctx, ds.TenantID)
+		ai, err := a.Models.AIConfig(ctx, ds.TenantID)
 		spec.Vectorize = err == nil && ai.VectorizeMode != deps.ModeManual
 	}
 	run := &models.SyncRun{DataSourceID: ds.ID, TenantID: ds.TenantID, SiteID: *ds.SiteID, JobID: in.JobID, Trigger: in.Trigger}
 	for range 3 {
-		holder, err := a.D.DB.BeginSyncRun(ctx, run)
+		holder, err := a.DB.BeginSyncRun(ctx, run)
 		if err != nil {
 			return SyncBeginResult{}, err
 		}
 		spec.RunID = run.ID
 		if holder == nil || holder.JobID == in.JobID {
-			_, err := a.D.DB.LastSyncRun(ctx, ds.ID)
+			_, err := a.DB.LastSyncRun(ctx, ds.ID)
 			if err != nil && !errors.Is(err, db.ErrNotFound) {
 				return SyncBeginResult{}, err
 			}
@@ -170,7 +186,7 @@ func (a *Sync) SyncBegin(ctx context.Context, in SyncBeginInput) (SyncBeginResul
 			return SyncBeginResult{Spec: spec, Holder: holder.JobID}, nil
 		}
 		holder.Status, holder.Message = models.SyncFailed, "its workflow ended without finishing the run"
-		if err := a.D.DB.FinishSyncRun(ctx, holder); err != nil {
+		if err := a.DB.FinishSyncRun(ctx, holder); err != nil {
 			return SyncBeginResult{}, err
 		}
 	}
@@ -180,10 +196,10 @@ func (a *Sync) SyncBegin(ctx context.Context, in SyncBeginInput) (SyncBeginResul
 // alive reports whether a run's workflow still runs (true when the engine
 // cannot tell: the run is then waited for, never taken over).
 func (a *Sync) alive(ctx context.Context, jobID string) bool {
-	if a.D.Temporal == nil {
+	if a.Runs == nil {
 		return true
 	}
-	desc, err := a.D.Temporal.DescribeWorkflowExecution(ctx, jobID, "")
+	desc, err := a.Runs.DescribeWorkflowExecution(ctx, jobID, "")
 	if err != nil {
 		return !strings.Contains(strings.ToLower(err.Error()), "not found")
 	}
@@ -221,7 +237,7 @@ type SyncPlan struct {
 }
 
 func (a *Sync) source(ctx context.Context, spec SyncSpec) (*models.DataSource, error) {
-	ds, err := a.D.DB.GetDataSource(ctx, spec.DataSourceID)
+	ds, err := a.DB.GetDataSource(ctx, spec.DataSourceID)
 	if errors.Is(err, db.ErrNotFound) || (err == nil && ds.TenantID != spec.TenantID) {
 		return nil, syncFailure("data source %d no longer exists", spec.DataSourceID)
 	}
@@ -240,7 +256,7 @@ func (a *Sync) plan(ctx context.Context, in SyncPlanInput, pre *prefetch) (SyncP
 	if err != nil {
 		return SyncPlan{}, err
 	}
-	set, err := a.D.DB.GetSyncSettings(ctx, ds.ID)
+	set, err := a.DB.GetSyncSettings(ctx, ds.ID)
 	share := 0.3
 	if err == nil && set.DeleteShare > 0 {
 		share = set.DeleteShare
@@ -254,7 +270,7 @@ func (a *Sync) plan(ctx context.Context, in SyncPlanInput, pre *prefetch) (SyncP
 	var listErr error
 	go func() {
 		defer close(listed)
-		items, listErr = a.D.DB.SyncItemVersions(ctx, ds.ID)
+		items, listErr = a.DB.SyncItemVersions(ctx, ds.ID)
 	}()
 	known := func() ([]models.SyncItem, error) {
 		<-listed
@@ -332,10 +348,10 @@ func (a *Sync) SyncFinish(ctx context.Context, in SyncFinishInput) error {
 	run := &models.SyncRun{ID: in.RunID, Status: in.Status, Ref: in.Ref, Message: in.Message, Items: string(b),
 		Added: in.Counts[SyncAdded], Updated: in.Counts[SyncUpdated] + in.Counts[SyncRenamed], Deleted: in.Counts[SyncDeleted],
 		Unchanged: in.Counts[SyncUnchanged], Failed: in.Counts[SyncFailed]}
-	return a.D.DB.FinishSyncRun(ctx, run)
+	return a.DB.FinishSyncRun(ctx, run)
 }
 
 // SyncSkip records a scheduled run that found another one running.
 func (a *Sync) SyncSkip(ctx context.Context, runID int64, message string) error {
-	return a.D.DB.FinishSyncRun(ctx, &models.SyncRun{ID: runID, Status: models.SyncSkipped, Message: message, Items: "[]"})
+	return a.DB.FinishSyncRun(ctx, &models.SyncRun{ID: runID, Status: models.SyncSkipped, Message: message, Items: "[]"})
 }

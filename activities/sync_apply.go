@@ -56,7 +56,7 @@ func (a *Sync) SyncApply(ctx context.Context, in SyncApplyInput) (SyncApplyResul
 			keys = append(keys, c.From)
 		}
 	}
-	have, err := a.D.DB.SyncItemsByKey(ctx, ds.ID, keys)
+	have, err := a.DB.SyncItemsByKey(ctx, ds.ID, keys)
 	if err != nil {
 		return SyncApplyResult{}, err
 	}
@@ -101,7 +101,7 @@ func (a *Sync) convertItem(ctx context.Context, conv convert.Converter, spec Syn
 	h := fnv.New32a()
 	_, _ = h.Write([]byte(key))
 	in := ImportFileInput{Spec: ImportSpec{ImportID: fmt.Sprintf("sync-ds-%d", spec.DataSourceID), TenantID: spec.TenantID, SiteID: spec.SiteID,
-		CollectionID: spec.CollectionID, Status: spec.Status, Vectorize: spec.Vectorize, Author: spec.Name, MaxBytes: a.D.Cfg.ImportMaxBytes,
+		CollectionID: spec.CollectionID, Status: spec.Status, Vectorize: spec.Vectorize, Author: spec.Name, MaxBytes: a.Cfg.ImportMaxBytes,
 		Options: map[string]any{"extract_images": true, "extract_tables": true}},
 		Index: int(h.Sum32() & 0x7fffffff), File: ImportFile{Name: name, Source: SourceDataSource, DataSourceID: spec.DataSourceID, Key: key}}
 	doc, _, err := a.Import.prepareData(ctx, conv, in, data)
@@ -170,7 +170,7 @@ func (a *Sync) write(ctx context.Context, spec SyncSpec, have map[string]models.
 	for _, nd := range fresh {
 		nd.Doc.ParseMeta = strPtr(withProvenance(nd.Doc.ParseMeta, spec, nil, 1))
 	}
-	created, err := a.D.DB.CreateSyncedDocuments(ctx, fresh)
+	created, err := a.DB.CreateSyncedDocuments(ctx, fresh)
 	if errors.Is(err, db.ErrCollectionNotInSite) || errors.Is(err, db.ErrNotFound) {
 		for _, i := range at {
 			out[i].Outcome, out[i].Reason = SyncFailed, out[i].Key+": the sync's collection is gone or belongs to another site"
@@ -214,7 +214,7 @@ func (a *Sync) update(ctx context.Context, spec SyncSpec, have map[string]models
 				return withProvenance(r.doc.ParseMeta, spec, nil, after.ContentVersion)
 			}}
 	}
-	after, missing, err := a.D.DB.UpdateSyncedDocuments(ctx, ups)
+	after, missing, err := a.DB.UpdateSyncedDocuments(ctx, ups)
 	if err != nil {
 		return err
 	}
@@ -223,11 +223,11 @@ func (a *Sync) update(ctx context.Context, spec SyncSpec, have map[string]models
 		if missing[k] {
 			// The item still names the deleted document: point it at a new one.
 			r.doc.ID = 0
-			if err := a.D.DB.CreateDocument(ctx, r.doc); err != nil {
+			if err := a.DB.CreateDocument(ctx, r.doc); err != nil {
 				return err
 			}
 			r.item.DocumentID, r.item.SyncedRevision = r.doc.ID, r.doc.ContentVersion
-			if err := a.D.DB.SaveSyncItem(ctx, r.item); err != nil {
+			if err := a.DB.SaveSyncItem(ctx, r.item); err != nil {
 				return err
 			}
 			o.Outcome, o.DocumentID, o.Title, o.Note = SyncUpdated, r.doc.ID, r.doc.Title, "the document had been deleted in Lore; created again"
@@ -253,7 +253,7 @@ type SyncDeleteInput struct {
 func (a *Sync) SyncDelete(ctx context.Context, in SyncDeleteInput) (SyncApplyResult, error) {
 	stop := heartbeatEvery(ctx, 5*time.Second, nil)
 	defer stop()
-	have, err := a.D.DB.SyncItemsByKey(ctx, in.Spec.DataSourceID, in.Keys)
+	have, err := a.DB.SyncItemsByKey(ctx, in.Spec.DataSourceID, in.Keys)
 	if err != nil {
 		return SyncApplyResult{}, err
 	}
@@ -265,11 +265,11 @@ func (a *Sync) SyncDelete(ctx context.Context, in SyncDeleteInput) (SyncApplyRes
 			continue
 		}
 		out[i].DocumentID = it.DocumentID
-		err := a.D.EachVectorStore(ctx, func(s vector.Store) error { return s.DeleteDocument(ctx, it.DocumentID) })
+		err := a.Vectors.EachVectorStore(ctx, func(s vector.Store) error { return s.DeleteDocument(ctx, it.DocumentID) })
 		if err != nil {
 			return SyncApplyResult{}, classify(err)
 		}
-		if err := a.D.DB.DeleteSyncedDocument(ctx, in.Spec.DataSourceID, k, it.DocumentID); err != nil {
+		if err := a.DB.DeleteSyncedDocument(ctx, in.Spec.DataSourceID, k, it.DocumentID); err != nil {
 			return SyncApplyResult{}, err
 		}
 	}

@@ -16,7 +16,7 @@ import (
 // gitClient reaches repositories through the outbound guard, with the
 // clones cached under the data directory.
 func (a *Sync) gitClient() *gitsrc.Client {
-	return &gitsrc.Client{Transport: a.D.Outbound(), MaxBytes: 1 << 30, CacheDir: filepath.Join(a.D.Cfg.DataDir, "sync", "git")}
+	return &gitsrc.Client{Transport: a.Outbound(), MaxBytes: 1 << 30, CacheDir: filepath.Join(a.Cfg.DataDir, "sync", "git")}
 }
 
 // planRepo fetches the branch and compares its head's files with the
@@ -69,7 +69,7 @@ type prefetch struct {
 // prefetch begins fetching a git data source's branch when it has a clone
 // (a first sync clones in its plan activity, heartbeating); nil otherwise.
 func (a *Sync) prefetch(ctx context.Context, dataSourceID int64) *prefetch {
-	ds, err := a.D.DB.GetDataSource(ctx, dataSourceID)
+	ds, err := a.DB.GetDataSource(ctx, dataSourceID)
 	if err != nil || ds.Type != models.DataSourceGit {
 		return nil
 	}
@@ -163,7 +163,7 @@ func (a *Sync) readFiles(ctx context.Context, ds *models.DataSource, in SyncAppl
 	if err != nil {
 		return a.sourceError(ctx, "the repository could not be fetched: %v", err)
 	}
-	maxBytes := a.D.Cfg.ImportMaxBytes
+	maxBytes := a.Cfg.ImportMaxBytes
 	var g errgroup.Group
 	g.SetLimit(max(in.Concurrency, 1))
 	for i, c := range in.Changes {
@@ -212,11 +212,11 @@ func (a *Sync) rename(ctx context.Context, spec SyncSpec, have map[string]models
 	}
 	it := old
 	it.Key, it.Ref, it.RunID = c.Key, spec.Ref, spec.RunID
-	if err := a.D.DB.RenameSyncItem(ctx, spec.DataSourceID, c.From, &it); err != nil {
+	if err := a.DB.RenameSyncItem(ctx, spec.DataSourceID, c.From, &it); err != nil {
 		return err
 	}
-	if doc, err := a.D.DB.GetDocument(ctx, old.DocumentID); err == nil {
-		_ = a.D.DB.SetDocumentParseMeta(ctx, doc.ID, withProvenance(doc.ParseMeta, spec, map[string]any{"path": c.Key, "commit": spec.Ref,
+	if doc, err := a.DB.GetDocument(ctx, old.DocumentID); err == nil {
+		_ = a.DB.SetDocumentParseMeta(ctx, doc.ID, withProvenance(doc.ParseMeta, spec, map[string]any{"path": c.Key, "commit": spec.Ref,
 			"renamed_from": c.From}, it.SyncedRevision))
 		out.Title = doc.Title
 	}

@@ -29,7 +29,7 @@ func webConfig(ds *models.DataSource) (websrc.Config, error) {
 }
 
 func (a *Sync) fetcher(cfg websrc.Config, maxBytes int64) *websrc.Fetcher {
-	return &websrc.Fetcher{Client: &http.Client{Transport: a.D.Outbound(), CheckRedirect: func(*http.Request, []*http.Request) error {
+	return &websrc.Fetcher{Client: &http.Client{Transport: a.Outbound(), CheckRedirect: func(*http.Request, []*http.Request) error {
 		return http.ErrUseLastResponse
 	}}, MaxBytes: maxBytes, Timeout: time.Duration(cfg.TimeoutMS) * time.Millisecond, UserAgent: websrc.Agent + "/1.0 (+Lore sync)"}
 }
@@ -138,7 +138,7 @@ func (a *Sync) readPages(ctx context.Context, ds *models.DataSource, in SyncAppl
 	if err != nil {
 		return err
 	}
-	maxBytes := min(a.D.Cfg.ImportMaxBytes, 20<<20)
+	maxBytes := min(a.Cfg.ImportMaxBytes, 20<<20)
 	f := a.fetcher(cfg, maxBytes)
 	delay := time.Duration(cfg.DelayMS) * time.Millisecond
 	if in.Robots != nil && in.Robots.CrawlDelay > delay {
@@ -198,7 +198,7 @@ func (a *Sync) readPages(ctx context.Context, ds *models.DataSource, in SyncAppl
 		if known && it.Version == version {
 			out[i].Outcome = SyncUnchanged
 			item.DocumentID, item.SyncedRevision = it.DocumentID, it.SyncedRevision
-			if err := a.D.DB.SaveSyncItem(ctx, item); err != nil {
+			if err := a.DB.SaveSyncItem(ctx, item); err != nil {
 				return err
 			}
 			continue

@@ -43,6 +43,16 @@ func NewChat(d *deps.Deps) *Chat {
 	return c
 }
 
+// NewSync builds the data source sync activities, which convert through
+// the import's path.
+func NewSync(d *deps.Deps) *Sync {
+	s := &Sync{DB: d.DB, Cfg: d.Cfg, Models: d, Vectors: d, Outbound: d.Outbound, Import: NewImport(d)}
+	if d.Temporal != nil {
+		s.Runs = d.Temporal
+	}
+	return s
+}
+
 // NewMessenger builds the messenger activities (one value: its platform
 // clients are shared by every call).
 func NewMessenger(d *deps.Deps) *Messenger {

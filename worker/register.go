@@ -25,7 +25,7 @@ func register(ctx context.Context, w worker.Worker, d *deps.Deps) error {
 	w.RegisterWorkflow(workflows.Import)
 	w.RegisterActivity(activities.NewImport(d))
 	w.RegisterWorkflow(workflows.SyncDataSource)
-	w.RegisterActivity(&activities.Sync{D: d, Import: activities.NewImport(d)})
+	w.RegisterActivity(activities.NewSync(d))
 	w.RegisterWorkflow(workflows.Retrieve)
 	w.RegisterWorkflow(workflows.SearchRetrieve)
 	w.RegisterActivity(activities.NewVectorize(d))
