@@ -10,7 +10,5 @@ import (
 // (ErrNotFound then, as for an unknown key). Callers that log or limit per
 // key need the row itself, not only its site (SiteByAPIKeyHash).
 func (d *DB) ActiveSiteAPIKey(ctx context.Context, hash string) (*models.SiteAPIKey, error) {
-	k := new(models.SiteAPIKey)
-	err := d.NewSelect().Model(k).Where("key_hash = ? AND revoked_at IS NULL", hash).Scan(ctx)
-	return k, Classify(err)
+	return selectOne[models.SiteAPIKey](ctx, d, "key_hash = ? AND revoked_at IS NULL", hash)
 }

@@ -182,9 +182,7 @@ func TurnPosition(turn int, assistant bool) int {
 
 // ChatSessionByThread returns a session by thread id.
 func (d *DB) ChatSessionByThread(ctx context.Context, threadID string) (*models.ChatSession, error) {
-	s := new(models.ChatSession)
-	err := d.NewSelect().Model(s).Where("thread_id = ?", threadID).Scan(ctx)
-	return s, Classify(err)
+	return selectOne[models.ChatSession](ctx, d, "thread_id = ?", threadID)
 }
 
 // ConversationContext is the stored memory a model turn starts from.

@@ -34,9 +34,7 @@ func (d *DB) ListCollections(ctx context.Context, siteID int64, parentID *int64,
 
 // GetCollection returns a collection by id.
 func (d *DB) GetCollection(ctx context.Context, id int64) (*models.Collection, error) {
-	c := new(models.Collection)
-	err := d.NewSelect().Model(c).Where("id = ?", id).Scan(ctx)
-	return c, Classify(err)
+	return selectOne[models.Collection](ctx, d, "id = ?", id)
 }
 
 // SiteCollections returns every collection of the site ordered by order then

@@ -370,9 +370,7 @@ func nonEmpty(ids []int64) []int64 {
 
 // GetDocument returns a document by id.
 func (d *DB) GetDocument(ctx context.Context, id int64) (*models.Document, error) {
-	doc := new(models.Document)
-	err := d.NewSelect().Model(doc).Where("id = ?", id).Scan(ctx)
-	return doc, Classify(err)
+	return selectOne[models.Document](ctx, d, "id = ?", id)
 }
 
 // DocumentWithSite is a document with the names of its site and tenant, as

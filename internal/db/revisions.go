@@ -177,9 +177,7 @@ func (d *DB) ListRevisions(ctx context.Context, documentID int64, limit, offset 
 // GetRevision returns one stored revision of a document (ErrNotFound when
 // it was never written or has been pruned).
 func (d *DB) GetRevision(ctx context.Context, documentID, revision int64) (*models.DocumentRevision, error) {
-	r := new(models.DocumentRevision)
-	err := d.NewSelect().Model(r).Where("document_id = ? AND revision = ?", documentID, revision).Scan(ctx)
-	return r, Classify(err)
+	return selectOne[models.DocumentRevision](ctx, d, "document_id = ? AND revision = ?", documentID, revision)
 }
 
 // PreviousRevision returns the newest stored revision of the document older

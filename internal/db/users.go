@@ -34,30 +34,22 @@ func (d *DB) EnsureDefaultTenant(ctx context.Context) (int64, error) {
 
 // GetTenant returns a tenant by id.
 func (d *DB) GetTenant(ctx context.Context, id int64) (*models.Tenant, error) {
-	t := new(models.Tenant)
-	err := d.NewSelect().Model(t).Where("id = ?", id).Scan(ctx)
-	return t, Classify(err)
+	return selectOne[models.Tenant](ctx, d, "id = ?", id)
 }
 
 // TenantBySlug returns a tenant by slug.
 func (d *DB) TenantBySlug(ctx context.Context, slug string) (*models.Tenant, error) {
-	t := new(models.Tenant)
-	err := d.NewSelect().Model(t).Where("slug = ?", slug).Scan(ctx)
-	return t, Classify(err)
+	return selectOne[models.Tenant](ctx, d, "slug = ?", slug)
 }
 
 // GetUser returns a user by id.
 func (d *DB) GetUser(ctx context.Context, id int64) (*models.User, error) {
-	u := new(models.User)
-	err := d.NewSelect().Model(u).Where("id = ?", id).Scan(ctx)
-	return u, Classify(err)
+	return selectOne[models.User](ctx, d, "id = ?", id)
 }
 
 // UserByEmail returns a user by email (case-insensitive).
 func (d *DB) UserByEmail(ctx context.Context, email string) (*models.User, error) {
-	u := new(models.User)
-	err := d.NewSelect().Model(u).Where("email = ?", strings.ToLower(strings.TrimSpace(email))).Scan(ctx)
-	return u, Classify(err)
+	return selectOne[models.User](ctx, d, "email = ?", strings.ToLower(strings.TrimSpace(email)))
 }
 
 // CountUsers counts all users.

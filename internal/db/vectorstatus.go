@@ -114,9 +114,7 @@ func (d *DB) SaveJob(ctx context.Context, j *models.Job) error {
 
 // GetJob returns a job by id.
 func (d *DB) GetJob(ctx context.Context, id string) (*models.Job, error) {
-	j := new(models.Job)
-	err := d.NewSelect().Model(j).Where("id = ?", id).Scan(ctx)
-	return j, Classify(err)
+	return selectOne[models.Job](ctx, d, "id = ?", id)
 }
 
 // BeginVectorizeMany marks the documents processing and returns them (with

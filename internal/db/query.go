@@ -21,3 +21,10 @@ func valuesByID[M, V any](ctx context.Context, d *DB, ids []int64, column string
 	}
 	return out, Classify(err)
 }
+
+// selectOne reads the row of model M that the condition selects.
+func selectOne[M any](ctx context.Context, d *DB, where string, args ...any) (*M, error) {
+	m := new(M)
+	err := d.NewSelect().Model(m).Where(where, args...).Scan(ctx)
+	return m, Classify(err)
+}
