@@ -245,12 +245,5 @@ func (d *DB) SaveDataSource(ctx context.Context, ds *models.DataSource) error {
 // DeleteDataSource removes a data source row (its files stay where they
 // are: an external bucket is not Lore's to empty).
 func (d *DB) DeleteDataSource(ctx context.Context, id int64) error {
-	res, err := d.NewDelete().Model((*models.DataSource)(nil)).Where("id = ?", id).Exec(ctx)
-	if err != nil {
-		return Classify(err)
-	}
-	if n, _ := res.RowsAffected(); n == 0 {
-		return ErrNotFound
-	}
-	return nil
+	return Classify(deleteByID(ctx, d, (*models.DataSource)(nil), id))
 }

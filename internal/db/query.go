@@ -28,3 +28,16 @@ func selectOne[M any](ctx context.Context, d *DB, where string, args ...any) (*M
 	err := d.NewSelect().Model(m).Where(where, args...).Scan(ctx)
 	return m, Classify(err)
 }
+
+// deleteByID deletes the row of model (a nil pointer of its type) with the
+// id: ErrNotFound when there is none, else the driver's error unclassified.
+func deleteByID(ctx context.Context, db bun.IDB, model any, id int64) error {
+	res, err := db.NewDelete().Model(model).Where("id = ?", id).Exec(ctx)
+	if err != nil {
+		return err
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return ErrNotFound
+	}
+	return nil
+}

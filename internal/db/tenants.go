@@ -86,14 +86,10 @@ func (d *DB) DeleteTenant(ctx context.Context, id int64) error {
 				return ErrTenantInUse
 			}
 		}
-		res, err := tx.NewDelete().Model((*models.Tenant)(nil)).Where("id = ?", id).Exec(ctx)
-		if err != nil {
+		if err := deleteByID(ctx, tx, (*models.Tenant)(nil), id); err != nil {
 			return err
 		}
-		if n, _ := res.RowsAffected(); n == 0 {
-			return ErrNotFound
-		}
-		_, err = tx.NewDelete().Model((*models.SystemConfig)(nil)).Where("tenant_id = ?", id).Exec(ctx)
+		_, err := tx.NewDelete().Model((*models.SystemConfig)(nil)).Where("tenant_id = ?", id).Exec(ctx)
 		return err
 	})
 }

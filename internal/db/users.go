@@ -150,14 +150,10 @@ func setUserSites(ctx context.Context, tx bun.Tx, userID int64, siteIDs []int64)
 // DeleteUser removes a user and its site assignment.
 func (d *DB) DeleteUser(ctx context.Context, id int64) error {
 	return d.Tx(ctx, func(ctx context.Context, tx bun.Tx) error {
-		res, err := tx.NewDelete().Model((*models.User)(nil)).Where("id = ?", id).Exec(ctx)
-		if err != nil {
+		if err := deleteByID(ctx, tx, (*models.User)(nil), id); err != nil {
 			return err
 		}
-		if n, _ := res.RowsAffected(); n == 0 {
-			return ErrNotFound
-		}
-		_, err = tx.NewDelete().Model((*models.UserSite)(nil)).Where("user_id = ?", id).Exec(ctx)
+		_, err := tx.NewDelete().Model((*models.UserSite)(nil)).Where("user_id = ?", id).Exec(ctx)
 		return err
 	})
 }
