@@ -25,13 +25,14 @@ run:
 tools: tools-temporal tools-minio
 
 tools-temporal:
-	@test -x $(BIN)/temporal || { echo "==> building the Temporal CLI $(TEMPORAL_CLI_VERSION) into bin/ (first time only, several minutes)"; GOBIN=$(BIN) go install github.com/temporalio/cli/cmd/temporal@$(TEMPORAL_CLI_VERSION); }
+	@test -x $(BIN)/temporal || { echo "==> building the Temporal CLI $(TEMPORAL_CLI_VERSION) into bin/ (first time only, several minutes)"; GOBIN=$(BIN) scripts/progress.sh "building the Temporal CLI" go install github.com/temporalio/cli/cmd/temporal@$(TEMPORAL_CLI_VERSION); }
 
 tools-minio:
-	@test -x $(BIN)/minio || { echo "==> building MinIO into bin/ for the S3 tests (first time only, several minutes)"; GOBIN=$(BIN) go install github.com/minio/minio@$(MINIO_VERSION); }
+	@test -x $(BIN)/minio || { echo "==> building MinIO into bin/ for the S3 tests (first time only, several minutes)"; GOBIN=$(BIN) scripts/progress.sh "building MinIO" go install github.com/minio/minio@$(MINIO_VERSION); }
 
 test: tools
-	TEMPORAL_CLI=$(BIN)/temporal MINIO_BIN=$(BIN)/minio go test $(GO_TEST_FLAGS) -p 2 ./...
+	@echo "==> go test ./... (every package; each prints ok or FAIL as it ends)"
+	TEMPORAL_CLI=$(BIN)/temporal MINIO_BIN=$(BIN)/minio scripts/progress.sh "go test" go test $(GO_TEST_FLAGS) -p 2 ./...
 
 # The tests that need no service (no PostgreSQL, Redis, Temporal, MinIO,
 # Milvus, browser); scripts/test-unit.sh lists them and fails when a listed

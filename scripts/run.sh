@@ -45,12 +45,12 @@ fi
 
 say "Building lore into ./bin/lore (about a minute the first time, seconds after)..."
 start=$(date +%s)
-go build -o bin/lore .
+scripts/progress.sh "building lore" go build -o bin/lore .
 say "Built lore in $(( $(date +%s) - start ))s"
 if [ -z "${TEMPORAL_ADDRESS:-}" ] && [ ! -x bin/temporal ]; then
   say "Building the Temporal CLI ${TEMPORAL_CLI_VERSION:-v1.5.1} into ./bin/temporal: first run only, 3 to 15 minutes depending on the machine (it compiles the Temporal server and Web UI)..."
   start=$(date +%s)
-  ./temporal-dev.sh --build-only
+  scripts/progress.sh "building the Temporal CLI" ./temporal-dev.sh --build-only
   say "Built the Temporal CLI in $(( $(date +%s) - start ))s"
 fi
 
