@@ -117,13 +117,7 @@ func (d *DB) DeleteSystemConfig(ctx context.Context, tenantID int64, key string)
 	res, err := d.NewDelete().Model((*models.SystemConfig)(nil)).
 		Where("tenant_id = ? AND config_key = ?", tenantID, key).Exec(ctx)
 	d.configsChanged(ctx, tenantID)
-	if err != nil {
-		return Classify(err)
-	}
-	if n, _ := res.RowsAffected(); n == 0 {
-		return ErrNotFound
-	}
-	return nil
+	return oneRow(res, err)
 }
 
 // SetSitePassword stores the bcrypt hash of a site's access password and
@@ -145,11 +139,8 @@ func (d *DB) updateSiteAccess(ctx context.Context, siteID int64, hash string, pr
 		Set("password_hash = ?", hash).Set("requires_password = ?", protect).Set("is_public = ?", !protect).
 		Set("updated_at = ?", time.Now().UTC()).
 		Where("id = ? AND deleting = ?", siteID, false).Exec(ctx)
-	if err != nil {
-		return Classify(err)
-	}
-	if n, _ := res.RowsAffected(); n == 0 {
-		return ErrNotFound
+	if err := oneRow(res, err); err != nil {
+		return err
 	}
 	d.sitesChanged(ctx, d.siteKeys(ctx, siteID))
 	return nil

@@ -233,13 +233,7 @@ func (d *DB) SaveDataSource(ctx context.Context, ds *models.DataSource) error {
 		res, err = d.NewUpdate().Model(ds).WherePK().Exec(ctx)
 		return err
 	})
-	if err != nil {
-		return Classify(err)
-	}
-	if n, _ := res.RowsAffected(); n == 0 {
-		return ErrNotFound
-	}
-	return nil
+	return oneRow(res, err)
 }
 
 // DeleteDataSource removes a data source row (its files stay where they

@@ -2,6 +2,7 @@ package db
 
 import (
 	"context"
+	"database/sql"
 
 	"github.com/uptrace/bun"
 )
@@ -35,6 +36,18 @@ func deleteByID(ctx context.Context, db bun.IDB, model any, id int64) error {
 	res, err := db.NewDelete().Model(model).Where("id = ?", id).Exec(ctx)
 	if err != nil {
 		return err
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return ErrNotFound
+	}
+	return nil
+}
+
+// oneRow is the error of a write that must touch a row: err classified, or
+// ErrNotFound when it touched none.
+func oneRow(res sql.Result, err error) error {
+	if err != nil {
+		return Classify(err)
 	}
 	if n, _ := res.RowsAffected(); n == 0 {
 		return ErrNotFound

@@ -272,11 +272,8 @@ func (d *DB) UpdateSite(ctx context.Context, s *models.Site) error {
 		res, err = d.NewUpdate().Model(s).Column(siteEditable...).WherePK().Where("deleting = ?", false).Exec(ctx)
 		return err
 	})
-	if err != nil {
-		return Classify(err)
-	}
-	if n, _ := res.RowsAffected(); n == 0 {
-		return ErrNotFound
+	if err := oneRow(res, err); err != nil {
+		return err
 	}
 	d.sitesChanged(ctx, before, s)
 	return nil
@@ -289,11 +286,8 @@ func (d *DB) MarkSiteDeleting(ctx context.Context, siteID int64) error {
 	keys := d.siteKeys(ctx, siteID)
 	res, err := d.NewUpdate().Model((*models.Site)(nil)).Set("deleting = ?", true).
 		Set("updated_at = ?", time.Now().UTC()).Where("id = ?", siteID).Exec(ctx)
-	if err != nil {
-		return Classify(err)
-	}
-	if n, _ := res.RowsAffected(); n == 0 {
-		return ErrNotFound
+	if err := oneRow(res, err); err != nil {
+		return err
 	}
 	d.sitesChanged(ctx, keys)
 	return nil

@@ -63,13 +63,7 @@ func (d *DB) UpdateTenant(ctx context.Context, t *models.Tenant) error {
 	t.UpdatedAt = time.Now().UTC()
 	res, err := d.NewUpdate().Model(t).Column("name", "slug", "domain", "logo_url", "description", "status", "plan", "updated_at").
 		WherePK().Exec(ctx)
-	if err != nil {
-		return Classify(err)
-	}
-	if n, _ := res.RowsAffected(); n == 0 {
-		return ErrNotFound
-	}
-	return nil
+	return oneRow(res, err)
 }
 
 // DeleteTenant deletes a tenant that owns no site and no user
