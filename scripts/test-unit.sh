@@ -20,7 +20,7 @@ unit=(
 	bench/cmd/lorebench bench/cmd/loreeval bench/internal/corpus bench/internal/gen bench/internal/load
 	internal/analyze internal/blob internal/blob/local internal/cache/memory internal/chatbudget internal/chatevent
 	internal/chunk internal/config internal/convert internal/convert/builtin internal/convert/docx internal/convert/html
-	internal/convert/pdf internal/convert/pptx internal/convert/processor internal/convert/sheet internal/convert/text
+	internal/convert/pdf internal/convert/pdf/internal/pdfread internal/convert/pptx internal/convert/processor internal/convert/sheet internal/convert/text
 	internal/datasource/websrc internal/deps internal/embed/learned internal/embed/local internal/embed/oai
 	internal/enrich internal/gctune internal/llm internal/llm/extractive internal/llm/oai internal/memo internal/msgr
 	internal/netguard internal/readcache internal/redact internal/rerank/cohere internal/rerank/lexical

@@ -118,7 +118,7 @@ func newDictEncoder(diff Value) *byteEncoder {
 			n = int(x.Int64())
 		case Name:
 			if n >= 0 && n < 256 && !set[n] {
-				if r := nameToRune[x.Name()]; r != 0 {
+				if r := glyphRune()[x.Name()]; r != 0 {
 					t[n], set[n] = r, true
 				}
 			}
