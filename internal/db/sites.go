@@ -14,8 +14,12 @@ import (
 
 // GetSite returns a site by id, including one being deleted.
 func (d *DB) GetSite(ctx context.Context, id int64) (*models.Site, error) {
-	s := new(models.Site)
-	err := d.NewSelect().Model(s).Where("id = ?", id).Scan(ctx)
+	return d.siteWhere(ctx, "id = ?", id)
+}
+
+// siteWhere reads the site the condition selects, its secrets opened.
+func (d *DB) siteWhere(ctx context.Context, where string, args ...any) (*models.Site, error) {
+	s, err := selectOne[models.Site](ctx, d, where, args...)
 	if err == nil {
 		err = d.openSite(s)
 	}
@@ -25,23 +29,13 @@ func (d *DB) GetSite(ctx context.Context, id int64) (*models.Site, error) {
 // SiteBySlug returns a site by slug, including one being deleted (callers
 // decide visibility).
 func (d *DB) SiteBySlug(ctx context.Context, slug string) (*models.Site, error) {
-	s := new(models.Site)
-	err := d.NewSelect().Model(s).Where("slug = ?", slug).Scan(ctx)
-	if err == nil {
-		err = d.openSite(s)
-	}
-	return s, Classify(err)
+	return d.siteWhere(ctx, "slug = ?", slug)
 }
 
 // SiteByDomain returns a site by domain. Domains are stored lowercased, so the
 // lookup lowercases too.
 func (d *DB) SiteByDomain(ctx context.Context, domain string) (*models.Site, error) {
-	s := new(models.Site)
-	err := d.NewSelect().Model(s).Where("domain = ?", strings.ToLower(strings.TrimSpace(domain))).Scan(ctx)
-	if err == nil {
-		err = d.openSite(s)
-	}
-	return s, Classify(err)
+	return d.siteWhere(ctx, "domain = ?", strings.ToLower(strings.TrimSpace(domain)))
 }
 
 // SiteFilter is the query of the admin and client site lists. Sites being
