@@ -28,6 +28,14 @@ func kbSetSite(h *harness, siteID int64, set string, arg any) {
 	h.setSite(siteID, set, arg)
 }
 
+// kbRoles sets up a role test: sites Alpha and Beta, and the tokens of an
+// editor and of a site admin of Alpha.
+func kbRoles(h *harness) (site, other *models.Site, editor, siteAdmin string) {
+	h.t.Helper()
+	site, other = kbSite(h, "Alpha"), kbSite(h, "Beta")
+	return site, other, h.userToken(models.RoleEditor, site.ID), h.userToken(models.RoleSiteAdmin, site.ID)
+}
+
 // kbCollection creates a collection through the API.
 func kbCollection(h *harness, siteID int64, parent *int64, title string) CollectionResponse {
 	h.t.Helper()
@@ -251,10 +259,7 @@ func TestCollectionMoveRenumbering(t *testing.T) {
 
 func TestCollectionDeleteAndRoles(t *testing.T) {
 	eachDialect(t, func(t *testing.T, h *harness) {
-		site := kbSite(h, "Alpha")
-		other := kbSite(h, "Beta")
-		editor := h.userToken(models.RoleEditor, site.ID)
-		siteAdmin := h.userToken(models.RoleSiteAdmin, site.ID)
+		site, other, editor, siteAdmin := kbRoles(h)
 		a := kbCollection(h, site.ID, nil, "A")
 		a1 := kbCollection(h, site.ID, &a.ID, "A1")
 		b := kbCollection(h, site.ID, nil, "B")

@@ -180,10 +180,7 @@ func TestDocumentCRUD(t *testing.T) {
 
 func TestDocumentRoles(t *testing.T) {
 	eachDialect(t, func(t *testing.T, h *harness) {
-		site := kbSite(h, "Alpha")
-		other := kbSite(h, "Beta")
-		editor := h.userToken(models.RoleEditor, site.ID)
-		siteAdmin := h.userToken(models.RoleSiteAdmin, site.ID)
+		site, other, editor, siteAdmin := kbRoles(h)
 		mine := kbDocument(h, map[string]any{"title": "mine", "site_id": site.ID})
 		theirs := kbDocument(h, map[string]any{"title": "theirs", "site_id": other.ID})
 
