@@ -1,6 +1,7 @@
 package api
 
 import (
+	"context"
 	"errors"
 	"net/http"
 	"strings"
@@ -205,18 +206,17 @@ func (s *Server) adminGetSite(c *fiber.Ctx) error {
 }
 
 func (s *Server) adminSiteByDomain(c *fiber.Ctx) error {
-	st, err := visibleSite(s.d.DB.SiteByDomain(c.UserContext(), param(c, "domain")))
-	if err != nil {
-		return err
-	}
-	if err := requireSite(c, st.ID, EditorUp); err != nil {
-		return err
-	}
-	return s.sendSite(c, st, http.StatusOK)
+	return s.sendSiteByKey(c, s.d.DB.SiteByDomain, "domain")
 }
 
 func (s *Server) adminSiteBySlug(c *fiber.Ctx) error {
-	st, err := visibleSite(s.d.DB.SiteBySlug(c.UserContext(), param(c, "slug")))
+	return s.sendSiteByKey(c, s.d.DB.SiteBySlug, "slug")
+}
+
+// sendSiteByKey answers with the site that lookup finds for the path
+// parameter key, when it is visible and the caller may edit it.
+func (s *Server) sendSiteByKey(c *fiber.Ctx, lookup func(context.Context, string) (*models.Site, error), key string) error {
+	st, err := visibleSite(lookup(c.UserContext(), param(c, key)))
 	if err != nil {
 		return err
 	}
