@@ -179,7 +179,19 @@ func Load() (*Config, error) { return LoadFrom(os.LookupEnv) }
 
 // LoadFrom is Load with another source of variables (tests pass a map).
 func LoadFrom(lookup func(string) (string, bool)) (*Config, error) {
-	e := source(lookup)
+	return loadFrom(source{look: lookup})
+}
+
+// Defaults maps every variable Load reads to its default (a string, int,
+// float64, bool or time.Duration): docs/configuration.md is checked against
+// it.
+func Defaults() map[string]any {
+	e := source{look: func(string) (string, bool) { return "", false }, defaults: map[string]any{}}
+	_, _ = loadFrom(e) // the defaults validate; an error would not change what was read
+	return e.defaults
+}
+
+func loadFrom(e source) (*Config, error) {
 	c := &Config{
 		HTTPAddr:       e.str("LORE_HTTP_ADDR", ":8080"),
 		PprofAddr:      e.str("LORE_PPROF_ADDR", ""),
@@ -426,39 +438,53 @@ func persistedSecret(path string) (string, error) {
 	return "", fmt.Errorf("config: %s holds no secret of at least 32 bytes", path)
 }
 
-// source reads variables through a lookup function, with typed defaults.
-type source func(string) (string, bool)
+// source reads variables through a lookup function, with typed defaults;
+// with defaults non-nil it records each variable read and its default.
+type source struct {
+	look     func(string) (string, bool)
+	defaults map[string]any
+}
+
+func (e source) raw(k string, def any) string {
+	if e.defaults != nil {
+		e.defaults[k] = def
+	}
+	if v, ok := e.look(k); ok {
+		return v
+	}
+	return ""
+}
 
 func (e source) str(k, def string) string {
-	if v, ok := e(k); ok && v != "" {
+	if v := e.raw(k, def); v != "" {
 		return v
 	}
 	return def
 }
 
 func (e source) int(k string, def int) int {
-	if v, err := strconv.Atoi(e.str(k, "")); err == nil {
+	if v, err := strconv.Atoi(e.raw(k, def)); err == nil {
 		return v
 	}
 	return def
 }
 
 func (e source) float(k string, def float64) float64 {
-	if v, err := strconv.ParseFloat(e.str(k, ""), 64); err == nil {
+	if v, err := strconv.ParseFloat(e.raw(k, def), 64); err == nil {
 		return v
 	}
 	return def
 }
 
 func (e source) bool(k string, def bool) bool {
-	if v, err := strconv.ParseBool(e.str(k, "")); err == nil {
+	if v, err := strconv.ParseBool(e.raw(k, def)); err == nil {
 		return v
 	}
 	return def
 }
 
 func (e source) dur(k string, def time.Duration) time.Duration {
-	if v, err := time.ParseDuration(e.str(k, "")); err == nil {
+	if v, err := time.ParseDuration(e.raw(k, def)); err == nil {
 		return v
 	}
 	return def
