@@ -307,6 +307,9 @@ func loadFrom(e source) (*Config, error) {
 	if err := c.validate(); err != nil {
 		return nil, err
 	}
+	if e.defaults != nil {
+		return c, nil // only recording what is read: no data directory, no secrets
+	}
 	if err := os.MkdirAll(c.DataDir, 0o755); err != nil {
 		return nil, fmt.Errorf("config: data dir: %w", err)
 	}
@@ -446,8 +449,8 @@ type source struct {
 }
 
 func (e source) raw(k string, def any) string {
-	if e.defaults != nil {
-		e.defaults[k] = def
+	if _, seen := e.defaults[k]; e.defaults != nil && !seen {
+		e.defaults[k] = def // the first read gives the default (a later one may only check the value)
 	}
 	if v, ok := e.look(k); ok {
 		return v
