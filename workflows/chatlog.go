@@ -33,8 +33,7 @@ type ChatEvent struct {
 
 // WaitArgs is the argument of UpdateWaitEvents.
 type WaitArgs struct {
-	From    int  // last sequence number the reader has
-	OwnOnly bool // wake only for events the workflow emits itself (or after a second)
+	From int // last sequence number the reader has
 }
 
 // EventsPage is a slice of the log after a sequence number.
@@ -51,14 +50,7 @@ func (r *turnState) serveLog() error {
 		return err
 	}
 	if err := workflow.SetUpdateHandler(ctx, UpdateWaitEvents, func(uctx workflow.Context, w WaitArgs) (EventsPage, error) {
-		if w.OwnOnly {
-			// Readers of an older deployment that also read the hub ask
-			// for the workflow's own events only; kept for turns that run
-			// while such a reader is deployed.
-			_, _ = workflow.AwaitWithTimeout(uctx, time.Second, func() bool { return r.hasOwnAfter(w.From) || r.done })
-		} else {
-			_, _ = workflow.AwaitWithTimeout(uctx, 5*time.Second, func() bool { return len(r.events) > w.From || r.done })
-		}
+		_, _ = workflow.AwaitWithTimeout(uctx, 5*time.Second, func() bool { return len(r.events) > w.From || r.done })
 		return r.page(w.From), nil
 	}); err != nil {
 		return err
@@ -129,15 +121,6 @@ func (r *turnState) drain() {
 		}
 		r.accept(b)
 	}
-}
-
-func (r *turnState) hasOwnAfter(from int) bool {
-	for i := max(from, 0); i < len(r.events); i++ {
-		if r.events[i].Origin == "" {
-			return true
-		}
-	}
-	return false
 }
 
 func (r *turnState) page(from int) EventsPage {
