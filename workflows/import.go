@@ -102,7 +102,8 @@ func Import(ctx workflow.Context, in ImportInput) (BatchProgress, error) {
 	if err := ServeProgress(ctx, &p); err != nil {
 		return p, err
 	}
-	r := &importRun{in: in, p: &p, wg: workflow.NewWaitGroup(ctx), itemOf: map[int64]int{}}
+	r := &importRun{in: in, p: &p, itemOf: map[int64]int{}}
+	r.queue = indexQueue{wg: workflow.NewWaitGroup(ctx), indexed: r.indexed}
 	var err error
 	if v := workflow.GetVersion(ctx, "import-batches", workflow.DefaultVersion, importVersionWaves); v == workflow.DefaultVersion {
 		err = r.perFile(ctx)
@@ -113,14 +114,7 @@ func Import(ctx workflow.Context, in ImportInput) (BatchProgress, error) {
 		return p, err // cancelled
 	}
 	// Files first; then the documents not yet indexed.
-	if len(r.toIndex) > 0 {
-		r.flush(ctx, r.toIndex)
-		r.toIndex = nil
-	}
-	if r.indexing > 0 {
-		p.Step = StepIndexing
-	}
-	r.wg.Wait(ctx)
+	r.queue.drain(ctx, &p.Step)
 	if in.UploadPrefix != "" && p.Failed == 0 {
 		var a *activities.Import
 		_ = workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, shortOptions), a.RemoveUploads, in.UploadPrefix).Get(ctx, nil)
@@ -134,34 +128,25 @@ func Import(ctx workflow.Context, in ImportInput) (BatchProgress, error) {
 type importRun struct {
 	in       ImportInput
 	p        *BatchProgress
-	wg       workflow.WaitGroup
+	queue    indexQueue
 	inFlight int
-	toIndex  []int64
 	itemOf   map[int64]int // document id → item index
-	indexing int
 }
 
-// flush indexes a group of created documents in the background.
-func (r *importRun) flush(ctx workflow.Context, ids []int64) {
-	r.indexing++
-	r.wg.Add(1)
-	workflow.Go(ctx, func(gctx workflow.Context) {
-		defer r.wg.Done()
-		_, failed := indexGroup(gctx, ids)
-		bad := map[int64]bool{}
-		for _, id := range failed {
-			bad[id] = true
+// indexed records a group's outcome on its files.
+func (r *importRun) indexed(ids, failed []int64) {
+	bad := map[int64]bool{}
+	for _, id := range failed {
+		bad[id] = true
+	}
+	for _, id := range ids {
+		it := &r.p.Items[r.itemOf[id]]
+		it.VectorStatus = "completed"
+		if bad[id] {
+			it.VectorStatus = "failed"
+			r.p.FailedIDs = append(r.p.FailedIDs, id)
 		}
-		for _, id := range ids {
-			it := &r.p.Items[r.itemOf[id]]
-			it.VectorStatus = "completed"
-			if bad[id] {
-				it.VectorStatus = "failed"
-				r.p.FailedIDs = append(r.p.FailedIDs, id)
-			}
-		}
-		r.indexing--
-	})
+	}
 }
 
 // reject fails a file the API refused without running it.
@@ -192,12 +177,7 @@ func (r *importRun) finish(ctx workflow.Context, i int, id int64, title, reason 
 	it.Status, it.DocumentID, it.Title = ItemCompleted, id, title
 	if r.in.Vectorize {
 		r.itemOf[id] = i
-		r.toIndex = append(r.toIndex, id)
-		if len(r.toIndex) >= DefaultGroupSize && r.indexing == 0 {
-			ids := r.toIndex
-			r.toIndex = nil
-			r.flush(ctx, ids)
-		}
+		r.queue.add(ctx, id)
 	}
 }
 
@@ -215,9 +195,9 @@ func (r *importRun) perFile(ctx workflow.Context) error {
 		}
 		r.inFlight++
 		r.start(i)
-		r.wg.Add(1)
+		r.queue.wg.Add(1)
 		workflow.Go(ctx, func(gctx workflow.Context) {
-			defer r.wg.Done()
+			defer r.queue.wg.Done()
 			var a *activities.Import
 			var res activities.ImportFileResult
 			err := workflow.ExecuteActivity(workflow.WithActivityOptions(gctx, importOptions), a.ImportFile,
@@ -261,9 +241,9 @@ func (r *importRun) batched(ctx workflow.Context, version workflow.Version) erro
 		for _, f := range b {
 			r.start(f.Index)
 		}
-		r.wg.Add(1)
+		r.queue.wg.Add(1)
 		workflow.Go(ctx, func(gctx workflow.Context) {
-			defer r.wg.Done()
+			defer r.queue.wg.Done()
 			var a *activities.Import
 			var res activities.ImportBatchResult
 			err := workflow.ExecuteActivity(workflow.WithActivityOptions(gctx, importBatchOptions), a.ImportBatch,

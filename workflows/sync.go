@@ -114,14 +114,12 @@ const (
 
 // syncRun is the state of one sync execution.
 type syncRun struct {
-	in       SyncInput
-	spec     activities.SyncSpec
-	p        *Progress
-	items    []activities.SyncItemResult
-	wg       workflow.WaitGroup
-	toIndex  []int64
-	indexing int
-	local    bool // versionSyncLocal: small work runs as local activities
+	in    SyncInput
+	spec  activities.SyncSpec
+	p     *Progress
+	items []activities.SyncItemResult
+	queue indexQueue
+	local bool // versionSyncLocal: small work runs as local activities
 }
 
 // SyncDataSource keeps a site in sync with a data source (git or web): one
@@ -180,7 +178,8 @@ func SyncDataSource(ctx workflow.Context, in SyncInput) (Progress, error) {
 			return p, err
 		}
 	}
-	r := &syncRun{in: in, spec: begin.Spec, p: &p, wg: workflow.NewWaitGroup(ctx)}
+	r := &syncRun{in: in, spec: begin.Spec, p: &p}
+	r.queue = indexQueue{wg: workflow.NewWaitGroup(ctx), indexed: r.indexed}
 	// v2 runs a git re-sync's small work as local activities as v1 does.
 	r.local = (startV >= 1 || workflow.GetVersion(ctx, versionSyncLocal, workflow.DefaultVersion, 1) >= 1) && r.spec.Type == "git"
 	p.Step = StepSyncPlanning
@@ -212,14 +211,7 @@ func SyncDataSource(ctx workflow.Context, in SyncInput) (Progress, error) {
 			return p, r.fail(ctx, RootMessage(err))
 		}
 	}
-	if len(r.toIndex) > 0 {
-		r.flush(ctx, r.toIndex)
-		r.toIndex = nil
-	}
-	if r.indexing > 0 {
-		p.Step = StepIndexing
-	}
-	r.wg.Wait(ctx)
+	r.queue.drain(ctx, &p.Step)
 	status, msg := "completed", ""
 	if held != "" {
 		status, msg = "held", held
@@ -291,28 +283,18 @@ func (r *syncRun) written(ctx workflow.Context, res []activities.SyncItemResult)
 	if !r.spec.Vectorize {
 		return
 	}
+	var ids []int64
 	for _, it := range res {
 		if (it.Outcome == activities.SyncAdded || it.Outcome == activities.SyncUpdated) && it.DocumentID > 0 {
-			r.toIndex = append(r.toIndex, it.DocumentID)
+			ids = append(ids, it.DocumentID)
 		}
 	}
-	if len(r.toIndex) >= DefaultGroupSize && r.indexing == 0 {
-		ids := r.toIndex
-		r.toIndex = nil
-		r.flush(ctx, ids)
-	}
+	r.queue.add(ctx, ids...)
 }
 
-// flush indexes a group of written documents in the background.
-func (r *syncRun) flush(ctx workflow.Context, ids []int64) {
-	r.indexing++
-	r.wg.Add(1)
-	workflow.Go(ctx, func(gctx workflow.Context) {
-		defer r.wg.Done()
-		_, failed := indexGroup(gctx, ids)
-		r.p.FailedIDs = append(r.p.FailedIDs, failed[:min(len(failed), max(maxFailedIDs-len(r.p.FailedIDs), 0))]...)
-		r.indexing--
-	})
+// indexed records a group's failures.
+func (r *syncRun) indexed(_, failed []int64) {
+	r.p.FailedIDs = append(r.p.FailedIDs, failed[:min(len(failed), max(maxFailedIDs-len(r.p.FailedIDs), 0))]...)
 }
 
 // apply runs one batch (a local activity when local is set); a batch that
@@ -402,9 +384,9 @@ func (r *syncRun) git(ctx workflow.Context, plan activities.SyncPlan) ([]string,
 		inFlight++
 		r.p.Pending -= len(batch)
 		r.p.Running += len(batch)
-		r.wg.Add(1)
+		r.queue.wg.Add(1)
 		workflow.Go(ctx, func(gctx workflow.Context) {
-			defer r.wg.Done()
+			defer r.queue.wg.Done()
 			res := r.apply(gctx, activities.SyncApplyInput{Spec: r.spec, Changes: batch, Concurrency: syncFileConcurrency}, false)
 			inFlight--
 			r.p.Running -= len(batch)
