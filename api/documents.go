@@ -407,14 +407,15 @@ func (s *Server) listDocumentsClient(c *fiber.Ctx) error {
 		f.NoPasswordSites = true
 	}
 	key := msgSuccess(c) + "?" + string(c.Request().URI().QueryString())
-	if body, ok := s.cache.Lists.Get(key); ok {
+	body, ok, gen := s.cache.Lists.Get(key)
+	if ok {
 		c.Type("json")
 		return c.Send(body)
 	}
 	if err := s.documentPage(c, f, q.CollectionID, !exclude, q.IncludeSiteInfo, q.PageQuery); err != nil {
 		return err
 	}
-	s.cache.Lists.Add(key, append([]byte(nil), c.Response().Body()...))
+	s.cache.Lists.Put(gen, key, append([]byte(nil), c.Response().Body()...))
 	return nil
 }
 

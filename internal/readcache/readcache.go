@@ -22,7 +22,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/hashicorp/golang-lru/v2/expirable"
 	"github.com/lorekb/lore/internal/cache"
 	"github.com/lorekb/lore/internal/db"
 	"github.com/lorekb/lore/internal/memo"
@@ -58,7 +57,7 @@ var SiteMsgs = []string{"Success", "成功"}
 // Cache is one process's read caches. D is the cached document detail.
 type Cache[D any] struct {
 	Details  *Details[D]
-	Lists    *expirable.LRU[string, []byte]
+	Lists    *Lists
 	SiteRows *memo.TTL[int64, *models.Site]
 
 	shared cache.Cache
@@ -75,7 +74,7 @@ type Cache[D any] struct {
 func New[D any](d *db.DB, shared cache.Cache, log *slog.Logger, size func(D) int) *Cache[D] {
 	c := &Cache[D]{
 		Details:  NewDetails(DetailTTL, DetailBytes, size),
-		Lists:    expirable.NewLRU[string, []byte](ListMax, nil, ListTTL),
+		Lists:    NewLists(ListMax, ListTTL),
 		SiteRows: &memo.TTL[int64, *models.Site]{Keep: SiteRowTTL, Max: siteRowMax},
 		shared:   shared,
 		log:      log,

@@ -102,7 +102,8 @@ func TestChangedDropsWhatTheWriteTouched(t *testing.T) {
 			_, _, g := c.Details.Get(id)
 			c.Details.Put(g, id, doc{id: id})
 		}
-		c.Lists.Add("q", []byte("list"))
+		_, _, lg := c.Lists.Get("q")
+		c.Lists.Put(lg, "q", []byte("list"))
 		if _, err := c.SiteRows.Get(7, func() (*models.Site, error) { return &models.Site{ID: 7}, nil }); err != nil {
 			t.Fatal(err)
 		}
@@ -125,7 +126,7 @@ func TestChangedDropsWhatTheWriteTouched(t *testing.T) {
 	if _, hit, _ := c.Details.Get(2); !hit {
 		t.Fatal("another document was dropped")
 	}
-	if _, hit := c.Lists.Get("q"); hit {
+	if _, hit, _ := c.Lists.Get("q"); hit {
 		t.Fatal("lists stayed after a document write")
 	}
 	if !has(SiteKey("slug", "old", "Success")) || !rowCached() {
@@ -146,7 +147,7 @@ func TestChangedDropsWhatTheWriteTouched(t *testing.T) {
 			t.Fatalf("site body %s stayed", k)
 		}
 	}
-	if _, hit := c.Lists.Get("q"); hit {
+	if _, hit, _ := c.Lists.Get("q"); hit {
 		t.Fatal("lists stayed after a site write")
 	}
 	if rowCached() {
@@ -159,5 +160,24 @@ func TestChangedDropsWhatTheWriteTouched(t *testing.T) {
 	}
 	if _, hit, _ := c.Details.Get(2); !hit {
 		t.Fatal("a site write dropped document details")
+	}
+}
+
+// A list read before a purge is not stored after it.
+func TestListsDropAFillThatRacedAPurge(t *testing.T) {
+	l := NewLists(8, time.Minute)
+	_, hit, gen := l.Get("q")
+	if hit {
+		t.Fatal("hit in an empty cache")
+	}
+	l.Purge() // a write committed while the fill read the database
+	l.Put(gen, "q", []byte("stale"))
+	if _, hit, _ := l.Get("q"); hit {
+		t.Fatal("a fill that raced a purge was kept")
+	}
+	_, _, gen = l.Get("q")
+	l.Put(gen, "q", []byte("fresh"))
+	if b, hit, _ := l.Get("q"); !hit || string(b) != "fresh" {
+		t.Fatalf("a fill after the purge: %q %v", b, hit)
 	}
 }
