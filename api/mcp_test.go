@@ -225,13 +225,13 @@ func testMCPScope(t *testing.T, dialect string) {
 	// Without a workflow engine the search says so (e2e runs it for real).
 	mcpToolRefused(t, cs, "search", map[string]any{"query": "install"}, "the workflow engine is not configured")
 	// A body past the route's limit is refused before it is read.
-	big := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"search","arguments":{"query":"` + strings.Repeat("x", mcpMaxBody) + `"}}}`
-	req, _ := http.NewRequest("POST", base+"/mcp", strings.NewReader(big))
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	req.Header.Set("Authorization", "Bearer "+keyA.Key)
-	if res, err := http.DefaultClient.Do(req); err != nil || res.StatusCode != http.StatusRequestEntityTooLarge {
-		t.Fatalf("oversize body: %v %v", res, err)
+	// (Sent while its answer is read: the server may close before the
+	// client has written it all.)
+	head := "POST /mcp HTTP/1.1\r\nHost: lore\r\nTransfer-Encoding: chunked\r\nContent-Type: application/json\r\n" +
+		"Accept: application/json, text/event-stream\r\nAuthorization: Bearer " + keyA.Key + "\r\n\r\n"
+	prefix := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"search","arguments":{"query":"`
+	if r := flood(context.Background(), strings.TrimPrefix(base, "http://"), head, prefix, 4*mcpMaxBody); r.status != http.StatusRequestEntityTooLarge {
+		t.Fatalf("oversize body: status %d after %d bytes (%v)", r.status, r.sent, r.err)
 	}
 
 	// Plain HTTP, as docs/mcp.md's curl examples send it: initialize and a
