@@ -10,6 +10,7 @@
 package chunk
 
 import (
+	"regexp"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -475,6 +476,10 @@ func isJoining(r rune) bool {
 	return unicode.In(r, unicode.Mn, unicode.Me, unicode.Mc)
 }
 
+// proseEnd finds the end of a sentence: what a paragraph of prose has and
+// a breadcrumb ("Docs > Version 2.4 > Modules") or a bar of links does not.
+var proseEnd = regexp.MustCompile(`[.!?](\s|$)|[。！？]`)
+
 // Lead bounds: a lead is prose (a sentence, not a label such as
 // "Stability: 2 - Stable" or "Source Code: lib/path.js"), cut to about the
 // length of an abstract.
@@ -505,8 +510,8 @@ func Lead(markdown string) string {
 			if b.fenced || strings.HasPrefix(strings.TrimSpace(b.text), "|") {
 				continue // code and tables are not prose
 			}
-			if len(analyze.Words(b.text)) < leadMinWords {
-				continue
+			if len(analyze.Words(b.text)) < leadMinWords || !proseEnd.MatchString(b.text) {
+				continue // a label, a breadcrumb or a navigation bar: no sentence
 			}
 			text := strings.Join(strings.Fields(b.text), " ")
 			if utf8.RuneCountInString(text) <= leadMaxRunes {

@@ -459,10 +459,17 @@ func TestLeadIsTheFirstProseParagraph(t *testing.T) {
 	if got, want := Lead(doc), "The `node:path` module provides utilities for working with file and directory paths."; got != want {
 		t.Fatalf("Lead = %q, want %q", got, want)
 	}
+	// A breadcrumb or a bar of links is no prose, however many words.
+	chrome := "# mod_deflate\n\nModules | Directives | FAQ | Glossary | Sitemap | Report a bug now\n\n" +
+		"Apache > HTTP Server > Documentation > Version 2.4 > Modules > Filters\n\n" +
+		"The mod_deflate module compresses output from your server before it is sent to the client.\n"
+	if got, want := Lead(chrome), "The mod_deflate module compresses output from your server before it is sent to the client."; got != want {
+		t.Fatalf("Lead = %q, want %q", got, want)
+	}
 	if got := Lead("# Title\n\nShort label\n\n```\ncode code code code code code code code code\n```"); got != "" {
 		t.Fatalf("a document without prose has no lead, got %q", got)
 	}
-	long := strings.Repeat("word another ", 100)
+	long := strings.Repeat("A word and another. ", 50)
 	got := Lead(long)
 	if n := utf8.RuneCountInString(got); n > leadMaxRunes || n < leadMaxRunes/2 || strings.HasSuffix(got, " ") || !strings.HasPrefix(long, got) {
 		t.Fatalf("a long lead is cut at a word within %d runes: %d runes, %q", leadMaxRunes, n, got)
