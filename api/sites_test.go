@@ -308,8 +308,10 @@ func TestClientSites(t *testing.T) {
 		now := time.Now().UTC()
 		tid := a.TenantID
 		docs := []models.Document{
-			{TenantID: tid, SiteID: a.ID, Title: "p1", Status: models.DocPublished, CreatedAt: now, UpdatedAt: now},
-			{TenantID: tid, SiteID: a.ID, Title: "p2", Status: models.DocPublished, CreatedAt: now, UpdatedAt: now},
+			// Three recorded views, as the view flush leaves them: the
+			// documents' counters and their events.
+			{TenantID: tid, SiteID: a.ID, Title: "p1", Status: models.DocPublished, CreatedAt: now, UpdatedAt: now, Views: 2},
+			{TenantID: tid, SiteID: a.ID, Title: "p2", Status: models.DocPublished, CreatedAt: now, UpdatedAt: now, Views: 1},
 			{TenantID: tid, SiteID: a.ID, Title: "d1", Status: models.DocDraft, CreatedAt: now, UpdatedAt: now},
 		}
 		if _, err := h.d.DB.NewInsert().Model(&docs).Exec(ctx); err != nil {
@@ -647,6 +649,22 @@ func TestClientTenantFilters(t *testing.T) {
 		row, _ := h.d.DB.GetDocument(context.Background(), docs[beta.ID].ID)
 		if row.Views != 1 {
 			t.Fatalf("views of the other tenant's document: %d, want 1", row.Views)
+		}
+		// The site list counts that view (once the list cache has let go).
+		h.s.cache.Lists.Purge()
+		var acmeSites Page[ClientSite]
+		h.must(200, "GET", clientPath+"/sites?tenant_slug=acme", nil, "").into(t, &acmeSites)
+		found := false
+		for _, st := range acmeSites.List {
+			if st.ID == beta.ID {
+				found = true
+				if st.ViewCount != 1 {
+					t.Errorf("view_count of %s: %d, want 1", st.Name, st.ViewCount)
+				}
+			}
+		}
+		if !found {
+			t.Errorf("the acme site list lacks %s: %+v", beta.Name, acmeSites.List)
 		}
 	})
 }
