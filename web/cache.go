@@ -40,8 +40,7 @@ const (
 	// the site row that its access check reads.
 	rowTTL = readcache.SiteRowTTL
 	// listTTL bounds the home page, the sidebars and the front pages (the
-	// API's bound for its lists). The home page's site list counts every
-	// view event of every site: kept, it is read once per listTTL.
+	// API's bound for its lists).
 	listTTL = readcache.ListTTL
 	siteMax = 10000
 	// siteBytes bounds the sidebars and the front pages, each (a site whose

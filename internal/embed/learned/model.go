@@ -123,13 +123,18 @@ func (m *Model) Similarity(a, b string) float64 {
 	if !ok || !ok2 {
 		return 0
 	}
-	u, v := m.unit[int(i)*m.Dim:int(i+1)*m.Dim], m.unit[int(j)*m.Dim:int(j+1)*m.Dim]
+	return float64(m.cosine(int(i), int(j)))
+}
+
+// cosine is the cosine of words i and j (their unit vectors' dot product).
+func (m *Model) cosine(i, j int) float32 {
+	u, v := m.unit[i*m.Dim:(i+1)*m.Dim], m.unit[j*m.Dim:(j+1)*m.Dim]
 	v = v[:len(u)]
 	var s float32
 	for d, x := range u {
 		s += x * v[d]
 	}
-	return float64(s)
+	return s
 }
 
 // NeighbourSimilarity is the cosine of term's NearWords-th nearest word in
@@ -169,17 +174,11 @@ func (m *Model) computeNear() {
 // nearest returns the similarities of word i's k nearest other words,
 // highest first, in top.
 func (m *Model) nearest(i, k int, top []float32) []float32 {
-	u := m.unit[i*m.Dim : (i+1)*m.Dim]
 	for j := 0; j < m.Words; j++ {
 		if j == i {
 			continue
 		}
-		v := m.unit[j*m.Dim : (j+1)*m.Dim]
-		v = v[:len(u)]
-		var s float32
-		for d, x := range u {
-			s += x * v[d]
-		}
+		s := m.cosine(i, j)
 		if len(top) == k && s <= top[k-1] {
 			continue
 		}
