@@ -7,7 +7,7 @@
 # analyzer terms, and internal/embed/learned/build packs them. It takes about
 # a quarter of an hour on two idle cores.
 #
-# The evaluated corpora (nodejs-doc, sqlite3-doc, manpages-zh) and the
+# The evaluated corpora (nodejs-doc, sqlite3-doc, manpages-zh, apache2-doc) and the
 # packages others hold out (git, docker) are not in the list, on purpose.
 #
 # Several threads make fastText's result depend on scheduling, so a rebuild

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # make eval: build and run the retrieval-quality benchmark (bench/cmd/loreeval),
 # which starts a Temporal dev server and bin/lore serve on the embedded
-# defaults, loads nodejs-doc, sqlite3-doc and manpages-zh through the API,
+# defaults, loads nodejs-doc, sqlite3-doc, manpages-zh and apache2-doc through the API,
 # asks held-out questions and writes bench/EVAL.md. Your own documents:
 # scripts/eval.sh -corpus DIR -questions FILE.jsonl -out ''. Flags go through: scripts/eval.sh -keep,
 # or `make eval EVAL_FLAGS='-lore-env EMBED_PROVIDER=openai …'`.

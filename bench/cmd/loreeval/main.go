@@ -3,7 +3,7 @@
 // `bin/lore serve` on the embedded defaults (SQLite, embedded vector store,
 // local embedder, lexical reranker, extractive responder; override any with
 // -lore-env, e.g. EMBED_PROVIDER=openai), loads three real documentation
-// packages (nodejs-doc, sqlite3-doc, manpages-zh) through the HTTP API, one
+// packages (nodejs-doc, sqlite3-doc, manpages-zh, apache2-doc) through the HTTP API, one
 // site each, and asks held-out questions, and each English corpus's
 // paraphrase subset, through the HTTP API:
 //
