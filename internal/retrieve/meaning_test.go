@@ -85,3 +85,22 @@ func TestDenseWeightFollowsCoverage(t *testing.T) {
 		t.Errorf("an embedder without coverage: %v", got)
 	}
 }
+
+// Words close in meaning only add to a section that holds one of the
+// question's own words: a section of other countries' names is not about
+// "capital of Australia", however near those names sit to it.
+func TestRelevanceNeedsOneOfTheQuestionsOwnWords(t *testing.T) {
+	m := matcher{Embedder: local.New(8), sim: map[[2]string]float64{
+		{term("erase"), term("delete")}: 0.8,
+	}, near: map[string]float64{term("erase"): 0.7}}
+	synonymOnly := &sectionTerms{have: map[string]bool{}, words: map[string]bool{term("delete"): true}}
+	if got := relevance([]string{term("erase"), term("file")}, synonymOnly, nil, m); got != 0 {
+		t.Errorf("a section with only a synonym: relevance %v, want 0", got)
+	}
+	both := &sectionTerms{have: map[string]bool{term("file"): true}, words: map[string]bool{term("delete"): true}}
+	literalOnly := &sectionTerms{have: map[string]bool{term("file"): true}, words: map[string]bool{}}
+	q := []string{term("erase"), term("file")}
+	if got, base := relevance(q, both, nil, m), relevance(q, literalOnly, nil, m); got <= base || base <= 0 {
+		t.Errorf("a section with the question's word and a synonym: %v, want above %v (> 0)", got, base)
+	}
+}

@@ -80,7 +80,10 @@ const maxSectionWords = 4000
 const SimilarFloor = 0.4
 
 // relevance is the share of the query words' idf that have (the words a
-// chunk's section holds, see sectionWords) contains. Words the site never
+// chunk's section holds, see sectionWords) contains, and 0 for a section
+// that holds none of the query's own words, whatever its words mean (as the
+// lexical reranker scores such a chunk 0): words close in meaning confirm a
+// section on the question's topic, they do not make one. Words the site never
 // uses weigh the most, so a question about something else scores near 0
 // even when one common word matches. It counts whole words only
 // (analyze.Words): the characters of Chinese words help ranking, but a
@@ -95,6 +98,7 @@ func relevance(qWords []string, sec *sectionTerms, st *vector.KeywordStats, m em
 		n = float64(st.Docs)
 	}
 	var got, all float64
+	literal := false
 	for _, q := range qWords {
 		df := 1.0
 		if st != nil {
@@ -104,11 +108,12 @@ func relevance(qWords []string, sec *sectionTerms, st *vector.KeywordStats, m em
 		all += w
 		if sec.have[q] {
 			got += w
+			literal = true
 		} else if m != nil {
 			got += w * bestSimilar(q, sec.words, m)
 		}
 	}
-	if all == 0 {
+	if all == 0 || !literal {
 		return 0
 	}
 	return got / all
