@@ -9,7 +9,8 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/lorekb/lore/bench/internal/corpus"
+	"github.com/lorekb/lore/internal/convert"
+	lorehtml "github.com/lorekb/lore/internal/convert/html"
 )
 
 // apacheSkip are the pages of apache2-doc's English manual that are not
@@ -26,9 +27,10 @@ var reHTMLLang = regexp.MustCompile(`(?i)<html[^>]*\blang="([^"]+)"`)
 // apacheCorpus is apache2-doc's English manual (usr/share/doc/apache2-doc/
 // manual/en): every page but the index.html of each folder, those of
 // apacheSkip and the pages Debian ships in another language under en/
-// (their <html lang> says so), each converted to Markdown with the site's
-// chrome (breadcrumb, language bar) as an imported HTML page carries it.
-// Its questions confirm on a corpus nothing was tuned on.
+// (their <html lang> says so), each converted to Markdown by Lore's own
+// HTML converter, as an import converts it: the site's chrome (link bar,
+// breadcrumb, language bar) stays. Its questions confirm on a corpus
+// nothing was tuned on.
 func apacheCorpus(ctx context.Context, dir string) ([]file, string, error) {
 	root, version, err := fetchDeb(ctx, dir, "apache2-doc")
 	if err != nil {
@@ -58,8 +60,11 @@ func apacheCorpus(ctx context.Context, dir string) ([]file, string, error) {
 		if m := reHTMLLang.FindStringSubmatch(page); m == nil || !strings.EqualFold(m[1], "en") {
 			continue
 		}
-		title, md := corpus.HTMLToMarkdown(page)
-		title = strings.TrimSuffix(title, " - Apache HTTP Server Version 2.4")
+		res, err := lorehtml.Converter{}.Convert(ctx, convert.Input{Name: filepath.Base(rel), Data: []byte(page)})
+		if err != nil {
+			return nil, "", fmt.Errorf("%s: %w", rel, err)
+		}
+		title, md := strings.TrimSuffix(res.Title, " - Apache HTTP Server Version 2.4"), res.Markdown
 		if title == "" {
 			title = anyHeading(md, strings.TrimSuffix(filepath.Base(rel), ".html"))
 		}
