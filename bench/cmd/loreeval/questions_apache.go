@@ -34,8 +34,8 @@ var apache = []question{
 	{"How do I log the client's real IP address when Apache sits behind a load balancer?", "mod/mod_remoteip.html", "RemoteIPHeader Directive"},
 	{"How do I protect the server from slow clients that hold connections open?", "mod/mod_reqtimeout.html", "RequestReadTimeout Directive"},
 	{"How do I pass PHP requests to PHP-FPM over FastCGI?", "mod/mod_proxy_fcgi.html", "Examples"},
-	{"How do I proxy WebSocket connections?", "mod/mod_proxy_wstunnel.html mod/mod_proxy_http.html", "Summary"},
-	{"How do I check my configuration files for syntax errors?", "programs/apachectl.html programs/httpd.html", "Options"},
+	{"How do I proxy WebSocket connections?", "mod/mod_proxy_wstunnel.html mod/mod_proxy_http.html mod/mod_proxy.html", "Summary"},
+	{"How do I check my configuration files for syntax errors?", "programs/apachectl.html programs/httpd.html configuring.html", "Options"},
 	{"How do I load a module when the server starts?", "mod/mod_so.html dso.html", "LoadModule Directive"},
 	{"How do I serve a page in the language the browser prefers?", "content-negotiation.html mod/mod_negotiation.html", "Negotiation in httpd"},
 }
@@ -70,7 +70,7 @@ var apacheParaphrase = []question{
 	{"Behind a load balancer every line shows the balancer's address; how do I record the visitor's own address?", "mod/mod_remoteip.html", "Remote IP Processing"},
 	{"How do I drop clients that trickle in their data too slowly and tie up connections?", "mod/mod_reqtimeout.html", "RequestReadTimeout Directive"},
 	{"How do I hand .php files to a separate FPM pool?", "mod/mod_proxy_fcgi.html", "Examples"},
-	{"Before reloading, how can I find out whether my settings have a typo?", "programs/apachectl.html programs/httpd.html", "Options"},
+	{"Before reloading, how can I find out whether my settings have a typo?", "programs/apachectl.html programs/httpd.html configuring.html", "Options"},
 	{"How do I show the French version of a page to visitors whose browser prefers French?", "content-negotiation.html mod/mod_negotiation.html", "Negotiation in httpd"},
 }
 
@@ -108,9 +108,9 @@ var apacheTitles = map[string]string{
 	"mod/mod_autoindex.html": "mod_autoindex", "mod/mod_status.html": "mod_status", "mod/mod_md.html": "mod_md",
 	"mod/mod_ratelimit.html": "mod_ratelimit", "mod/mod_remoteip.html": "mod_remoteip",
 	"mod/mod_reqtimeout.html": "mod_reqtimeout", "mod/mod_proxy_fcgi.html": "mod_proxy_fcgi",
-	"programs/apachectl.html":  "apache2ctl - Apache HTTP Server Control Interface",
-	"programs/httpd.html":      "httpd - Apache Hypertext Transfer Protocol Server",
-	"content-negotiation.html": "Content Negotiation", "mod/mod_negotiation.html": "mod_negotiation",
+	"programs/apachectl.html": "apache2ctl - Apache HTTP Server Control Interface",
+	"programs/httpd.html":     "httpd - Apache Hypertext Transfer Protocol Server",
+	"configuring.html":        "Configuration Files", "content-negotiation.html": "Content Negotiation", "mod/mod_negotiation.html": "mod_negotiation",
 }
 
 func init() {

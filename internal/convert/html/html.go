@@ -114,7 +114,8 @@ func textOf(n *html.Node) string {
 	return b.String()
 }
 
-// strip removes noise elements and comments under n.
+// strip removes noise elements and comments under n, and the permalink
+// anchors of headings.
 func strip(n *html.Node) {
 	for c := n.FirstChild; c != nil; {
 		next := c.NextSibling
@@ -123,6 +124,45 @@ func strip(n *html.Node) {
 			n.RemoveChild(c)
 		} else {
 			strip(c)
+			if isHeading(c) {
+				stripPermalinks(c)
+			}
+			if c.Type == html.ElementNode && c.DataAtom == atom.A && attr(c, "href") == "" {
+				// A named anchor is no link: its text stays, without "[text]()".
+				for g := c.FirstChild; g != nil; g = c.FirstChild {
+					c.RemoveChild(g)
+					n.InsertBefore(g, c)
+				}
+				n.RemoveChild(c)
+			}
+		}
+		c = next
+	}
+}
+
+func isHeading(n *html.Node) bool {
+	switch n.DataAtom {
+	case atom.H1, atom.H2, atom.H3, atom.H4, atom.H5, atom.H6:
+		return n.Type == html.ElementNode
+	}
+	return false
+}
+
+// permalinkMarks are the texts documentation generators give a heading's
+// link to itself (Sphinx and MkDocs ¶, others § # or a link symbol).
+var permalinkMarks = map[string]bool{"": true, "¶": true, "§": true, "#": true, "🔗": true, "∞": true}
+
+// stripPermalinks removes a heading's links to its own anchor ("Alias
+// Directive ¶"): they would join the heading's text in every chunk's
+// heading path and in citations.
+func stripPermalinks(h *html.Node) {
+	for c := h.FirstChild; c != nil; {
+		next := c.NextSibling
+		if c.Type == html.ElementNode && c.DataAtom == atom.A && strings.HasPrefix(attr(c, "href"), "#") &&
+			permalinkMarks[strings.TrimSpace(textOf(c))] {
+			h.RemoveChild(c)
+		} else if c.Type == html.ElementNode {
+			stripPermalinks(c)
 		}
 		c = next
 	}

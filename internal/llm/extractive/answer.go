@@ -2,6 +2,7 @@ package extractive
 
 import (
 	"math"
+	"regexp"
 	"sort"
 	"strings"
 	"unicode"
@@ -143,8 +144,15 @@ func newCorpus(query string, passages []passage) *corpus {
 
 // substantive reports whether a sentence can say something: at least three
 // words (a CJK character counting half, since Chinese words are mostly two
-// characters long). A lone heading word or "Yes." cannot answer.
+// characters long) of the text a reader sees, so without link targets and
+// image sources, and not only links. A lone heading word, "Yes.", a page's
+// "back to top" image link or a table of contents' entry cannot answer.
 func substantive(s string) bool {
+	s = reMarkdownImage.ReplaceAllString(s, "$1")
+	if !strings.ContainsFunc(reMarkdownLink.ReplaceAllString(s, ""), unicode.IsLetter) {
+		return false // only links: a table of contents' entry points, it does not state
+	}
+	s = reMarkdownLink.ReplaceAllString(s, "$1")
 	n := 0.0
 	inWord := false
 	for _, r := range s {
@@ -163,6 +171,11 @@ func substantive(s string) bool {
 	}
 	return n >= 3
 }
+
+var (
+	reMarkdownImage = regexp.MustCompile(`!\[([^\]]*)\]\([^)]*\)`)
+	reMarkdownLink  = regexp.MustCompile(`\[([^\]]*)\]\([^)]*\)`)
+)
 
 // boundCode cuts a code block to maxCodeLines lines and maxCodeRunes runes.
 func boundCode(code string) string {

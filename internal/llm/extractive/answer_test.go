@@ -283,3 +283,19 @@ func TestAnswerLeadsWithTheFirstRelevantPassage(t *testing.T) {
 	}
 	checkCited(t, got, tool)
 }
+
+// Link targets and image sources are not words a reader sees: a "back to
+// top" image link, or a bar of links, says nothing, while a sentence whose
+// words are links does.
+func TestSubstantiveCountsVisibleWords(t *testing.T) {
+	for s, want := range map[string]bool{
+		"[![top](../../images/up.gif)](#page-header)":                         false,
+		"[Modules](../mod/index.html) | [FAQ](faq.html)":                      false,
+		"Use [mod_rewrite](mod_rewrite.html) for [URL rewriting](intro.html)": true,
+		"Compression is enabled by the DEFLATE filter.":                       true,
+	} {
+		if got := substantive(s); got != want {
+			t.Errorf("substantive(%q) = %v, want %v", s, got, want)
+		}
+	}
+}
