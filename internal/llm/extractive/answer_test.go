@@ -299,3 +299,13 @@ func TestSubstantiveCountsVisibleWords(t *testing.T) {
 		}
 	}
 }
+
+// A question mark inside a URL's query does not end a part of the question.
+func TestQuestionPartsIgnoreURLQueries(t *testing.T) {
+	if got := questionParts("How do I change /product/42 into /item.php?id=42 behind the scenes?"); len(got) != 1 {
+		t.Errorf("a URL's query split the question: %v", got)
+	}
+	if got := questionParts("How do I install Lore? How do I back up the database?"); len(got) != 2 {
+		t.Errorf("two questions gave %d parts: %v", len(got), got)
+	}
+}

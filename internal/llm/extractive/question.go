@@ -27,9 +27,9 @@ func init() {
 }
 
 // partSplitRe finds where a question that asks several things starts its
-// next part: a question mark or semicolon, ", and how …", " or ", and their
-// Chinese forms.
-var partSplitRe = regexp.MustCompile(`(?i)[?？;；]+|,?\s+(?:and|also)\s+(?:how|what|where|when|why|which|who|can|could|should|do|does|did|is|are|will|would)\b|\s+or\s+|还是|以及|另外|[，,]\s*(?:如何|怎么|怎样|为什么|是否|能否|可以|又)`)
+// next part: a question mark that ends a sentence (not one inside a URL's
+// "?id=42") or a semicolon, ", and how …", " or ", and their Chinese forms.
+var partSplitRe = regexp.MustCompile(`(?i)\?+(?:\s|$)|[？;；]+|,?\s+(?:and|also)\s+(?:how|what|where|when|why|which|who|can|could|should|do|does|did|is|are|will|would)\b|\s+or\s+|还是|以及|另外|[，,]\s*(?:如何|怎么|怎样|为什么|是否|能否|可以|又)`)
 
 // howRe recognises a question that asks how to do something, whose answer
 // may be a command.
