@@ -11,7 +11,8 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/lorekb/lore/bench/internal/corpus"
+	"github.com/lorekb/lore/internal/convert"
+	lorehtml "github.com/lorekb/lore/internal/convert/html"
 )
 
 // customQuestion is one line of a -questions file.
@@ -72,7 +73,8 @@ func useCustomCorpus(dir, questions, lang string) error {
 }
 
 // readCorpusDir loads every .md and .html file under dir as one document
-// (HTML converted to Markdown), titled by its first heading or its name.
+// (HTML converted to Markdown by Lore's own converter, as an import would),
+// titled by its first heading or its name.
 func readCorpusDir(dir string) ([]file, error) {
 	var files []file
 	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
@@ -91,7 +93,11 @@ func readCorpusDir(dir string) ([]file, error) {
 		rel = filepath.ToSlash(rel)
 		text, title := strings.ToValidUTF8(string(raw), "\uFFFD"), ""
 		if ext == ".html" || ext == ".htm" {
-			title, text = corpus.HTMLToMarkdown(text)
+			res, err := lorehtml.Converter{}.Convert(context.Background(), convert.Input{Name: filepath.Base(p), Data: []byte(text)})
+			if err != nil {
+				return fmt.Errorf("%s: %w", rel, err)
+			}
+			title, text = res.Title, res.Markdown
 		}
 		if title == "" {
 			title = anyHeading(text, strings.TrimSuffix(filepath.Base(p), ext))
