@@ -34,35 +34,8 @@ func useCustomCorpus(dir, questions, lang string) error {
 		return err
 	}
 	def := corpusDef{name: filepath.Base(filepath.Clean(dir)), lang: lang}
-	sc := bufio.NewScanner(strings.NewReader(string(raw)))
-	sc.Buffer(make([]byte, 1<<16), 1<<20)
-	for n := 1; sc.Scan(); n++ {
-		line := strings.TrimSpace(sc.Text())
-		if line == "" || strings.HasPrefix(line, "#") {
-			continue
-		}
-		var cq customQuestion
-		if err := json.Unmarshal([]byte(line), &cq); err != nil {
-			return fmt.Errorf("%s:%d: %w", questions, n, err)
-		}
-		if cq.Q == "" || (cq.File == "" && !cq.OffTopic) {
-			return fmt.Errorf("%s:%d: a question needs q and file (or off_topic)", questions, n)
-		}
-		q := question{q: cq.Q, file: cq.File, section: cq.Section}
-		switch {
-		case cq.OffTopic:
-			def.offTopic = append(def.offTopic, question{q: cq.Q})
-		case cq.Paraphrase:
-			def.paraphrase = append(def.paraphrase, q)
-		default:
-			def.questions = append(def.questions, q)
-		}
-	}
-	if err := sc.Err(); err != nil {
+	if err := def.parseQuestions(questions, raw); err != nil {
 		return err
-	}
-	if len(def.questions)+len(def.paraphrase) == 0 {
-		return fmt.Errorf("%s: no answerable questions", questions)
 	}
 	def.fetch = func(context.Context, string) ([]file, string, error) {
 		files, err := readCorpusDir(dir)
@@ -110,4 +83,40 @@ func readCorpusDir(dir string) ([]file, error) {
 		err = fmt.Errorf("no .md or .html files under %s", dir)
 	}
 	return files, err
+}
+
+// parseQuestions adds the questions of a JSON-lines file (customQuestion
+// per line; blank lines and lines starting with # are skipped) to d.
+func (d *corpusDef) parseQuestions(name string, raw []byte) error {
+	sc := bufio.NewScanner(strings.NewReader(string(raw)))
+	sc.Buffer(make([]byte, 1<<16), 1<<20)
+	for n := 1; sc.Scan(); n++ {
+		line := strings.TrimSpace(sc.Text())
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		var cq customQuestion
+		if err := json.Unmarshal([]byte(line), &cq); err != nil {
+			return fmt.Errorf("%s:%d: %w", name, n, err)
+		}
+		if cq.Q == "" || (cq.File == "" && !cq.OffTopic) {
+			return fmt.Errorf("%s:%d: a question needs q and file (or off_topic)", name, n)
+		}
+		q := question{q: cq.Q, file: cq.File, section: cq.Section}
+		switch {
+		case cq.OffTopic:
+			d.offTopic = append(d.offTopic, question{q: cq.Q})
+		case cq.Paraphrase:
+			d.paraphrase = append(d.paraphrase, q)
+		default:
+			d.questions = append(d.questions, q)
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return err
+	}
+	if len(d.questions)+len(d.paraphrase) == 0 {
+		return fmt.Errorf("%s: no answerable questions", name)
+	}
+	return nil
 }

@@ -28,7 +28,7 @@ var corpusDefs = []corpusDef{
 	{name: "manpages-zh", lang: "Chinese", fetch: func(ctx context.Context, dir string) ([]file, string, error) {
 		return chineseCorpus(ctx, dir, logf)
 	}, questions: chinese, offTopic: offTopicChinese},
-	{name: "apache2-doc", lang: "English", fetch: apacheCorpus, questions: apache, paraphrase: apacheParaphrase, offTopic: offTopicApache},
+	apacheDef(),
 }
 
 // findDef is the corpus of a name; a work directory kept before the corpora

@@ -14,7 +14,7 @@ import (
 // setinterval), and a word matches its plural or -ing/-ed form; the
 // function words of paraphraseStop are ignored.
 func TestParaphraseQuestionsAvoidTheNames(t *testing.T) {
-	for name, set := range map[string][]question{"nodejsParaphrase": nodejsParaphrase, "sqliteParaphrase": sqliteParaphrase, "apacheParaphrase": apacheParaphrase} {
+	for name, set := range map[string][]question{"nodejsParaphrase": nodejsParaphrase, "sqliteParaphrase": sqliteParaphrase, "apacheParaphrase": apacheDef().paraphrase} {
 		if len(set) < 25 {
 			t.Errorf("%s: %d questions, want about 30", name, len(set))
 		}
