@@ -125,6 +125,23 @@ func kindName(t reflect.Type) string {
 	return t.Kind().String()
 }
 
+// loadThenBind opens a handler that acts on one stored thing: it loads the
+// thing the path names (a failed load, a 403 or 404, answers before the
+// request is read), then reads the request into in with bind (bindJSON or
+// bindQuery).
+func loadThenBind[T any](c *fiber.Ctx, load func(*fiber.Ctx) (T, error), bind func(*fiber.Ctx, any) error, in any) (T, error) {
+	t, err := load(c)
+	if err != nil {
+		return t, err
+	}
+	return t, bind(c, in)
+}
+
+// loadThenBindAs is loadThenBind for a loader that checks a permission.
+func loadThenBindAs[T any](c *fiber.Ctx, load func(*fiber.Ctx, Perm) (T, error), need Perm, bind func(*fiber.Ctx, any) error, in any) (T, error) {
+	return loadThenBind(c, func(c *fiber.Ctx) (T, error) { return load(c, need) }, bind, in)
+}
+
 // bindJSON decodes the JSON body into dst and validates it. Malformed JSON,
 // wrong types and rule violations are 422 naming the field, as the
 // reference answers. Client bodies are strict (an unknown field is a 422:

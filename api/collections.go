@@ -206,12 +206,9 @@ func (s *Server) createCollection(c *fiber.Ctx) error {
 }
 
 func (s *Server) updateCollection(c *fiber.Ctx) error {
-	col, err := s.loadCollection(c, EditorUp)
-	if err != nil {
-		return err
-	}
 	var in CollectionUpdate
-	if err := bindJSON(c, &in); err != nil {
+	col, err := loadThenBindAs(c, s.loadCollection, EditorUp, bindJSON, &in)
+	if err != nil {
 		return err
 	}
 	if err := optionalTitle(&in.Title); err != nil {
@@ -226,12 +223,9 @@ func (s *Server) updateCollection(c *fiber.Ctx) error {
 }
 
 func (s *Server) moveCollection(c *fiber.Ctx) error {
-	col, err := s.loadCollection(c, EditorUp)
-	if err != nil {
-		return err
-	}
 	var in MoveCollectionRequest
-	if err := bindJSON(c, &in); err != nil {
+	col, err := loadThenBindAs(c, s.loadCollection, EditorUp, bindJSON, &in)
+	if err != nil {
 		return err
 	}
 	parent, pos := in.NewParentID, in.NewOrder

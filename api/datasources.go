@@ -302,12 +302,9 @@ func (s *Server) saveDataSource(c *fiber.Ctx, ds *models.DataSource) error {
 }
 
 func (s *Server) updateDataSource(c *fiber.Ctx) error {
-	ds, err := s.loadDataSource(c)
-	if err != nil {
-		return err
-	}
 	var in DataSourceUpdate
-	if err := bindJSON(c, &in); err != nil {
+	ds, err := loadThenBind(c, s.loadDataSource, bindJSON, &in)
+	if err != nil {
 		return err
 	}
 	if in.Name != nil {

@@ -309,12 +309,9 @@ func (s *Server) createDocument(c *fiber.Ctx) error {
 }
 
 func (s *Server) updateDocument(c *fiber.Ctx) error {
-	doc, err := s.loadDocument(c, EditorUp)
-	if err != nil {
-		return err
-	}
 	var in DocumentUpdate
-	if err := bindJSON(c, &in); err != nil {
+	doc, err := loadThenBindAs(c, s.loadDocument, EditorUp, bindJSON, &in)
+	if err != nil {
 		return err
 	}
 	if err := optionalTitle(&in.Title); err != nil {

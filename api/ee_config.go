@@ -154,12 +154,9 @@ func (s *Server) getEEConfig(c *fiber.Ctx) error {
 }
 
 func (s *Server) patchEEConfig(c *fiber.Ctx) error {
-	st, err := s.adminSiteByID(c, SiteAdminUp)
-	if err != nil {
-		return err
-	}
 	var in SiteEEConfigUpdate
-	if err := bindJSON(c, &in); err != nil {
+	st, err := loadThenBindAs(c, s.adminSiteByID, SiteAdminUp, bindJSON, &in)
+	if err != nil {
 		return err
 	}
 	if ch := in.Chat; ch != nil && !principal(c).IsAdmin() && chatSettingsChange(st, ch.CallerInstructions, ch.DailyTokenBudget) {

@@ -95,12 +95,9 @@ type SiteAnalytics struct {
 }
 
 func (s *Server) siteAnalytics(c *fiber.Ctx) error {
-	st, err := s.adminSiteByID(c, SiteAdminUp)
-	if err != nil {
-		return err
-	}
 	var q AnalyticsQuery
-	if err := bindQuery(c, &q); err != nil {
+	st, err := loadThenBindAs(c, s.adminSiteByID, SiteAdminUp, bindQuery, &q)
+	if err != nil {
 		return err
 	}
 	if q.Days == 0 {

@@ -138,12 +138,9 @@ func (s *Server) getRevision(c *fiber.Ctx) error {
 }
 
 func (s *Server) diffRevision(c *fiber.Ctx) error {
-	doc, err := s.loadDocument(c, EditorUp)
-	if err != nil {
-		return err
-	}
 	var q RevisionDiffQuery
-	if err := bindQuery(c, &q); err != nil {
+	doc, err := loadThenBindAs(c, s.loadDocument, EditorUp, bindQuery, &q)
+	if err != nil {
 		return err
 	}
 	to, err := s.loadRevision(c.UserContext(), doc, "rev", c.Params("rev"))

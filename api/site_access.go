@@ -106,12 +106,9 @@ func (s *Server) siteAccessRoutes() []Route {
 // ---- admin ----------------------------------------------------------------
 
 func (s *Server) setSitePassword(c *fiber.Ctx) error {
-	st, err := s.adminSiteByID(c, SiteAdminUp)
-	if err != nil {
-		return err
-	}
 	var in SitePasswordSet
-	if err := bindJSON(c, &in); err != nil {
+	st, err := loadThenBindAs(c, s.adminSiteByID, SiteAdminUp, bindJSON, &in)
+	if err != nil {
 		return err
 	}
 	hash, err := HashPassword(in.Password)
@@ -181,12 +178,9 @@ func (s *Server) siteAccessStatus(c *fiber.Ctx) error {
 }
 
 func (s *Server) verifySitePassword(c *fiber.Ctx) error {
-	site, err := s.accessSite(c)
-	if err != nil {
-		return err
-	}
 	var in SitePasswordVerify
-	if err := bindJSON(c, &in); err != nil {
+	site, err := loadThenBind(c, s.accessSite, bindJSON, &in)
+	if err != nil {
 		return err
 	}
 	if !site.HasPassword() {

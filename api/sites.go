@@ -368,12 +368,9 @@ func (s *Server) siteAdmin(c *fiber.Ctx, in *SiteCreate, tenantID int64) (newUse
 }
 
 func (s *Server) updateSite(c *fiber.Ctx) error {
-	st, err := s.adminSiteByID(c, SiteAdminUp)
-	if err != nil {
-		return err
-	}
 	var in SiteUpdate
-	if err := bindJSON(c, &in); err != nil {
+	st, err := loadThenBindAs(c, s.adminSiteByID, SiteAdminUp, bindJSON, &in)
+	if err != nil {
 		return err
 	}
 	if in.Name != nil {

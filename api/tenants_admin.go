@@ -294,12 +294,9 @@ func tenantWriteError(err error, t *models.Tenant) error {
 }
 
 func (s *Server) updateTenant(c *fiber.Ctx) error {
-	t, err := s.tenantByPath(c)
-	if err != nil {
-		return err
-	}
 	var in TenantUpdate
-	if err := bindJSON(c, &in); err != nil {
+	t, err := loadThenBind(c, s.tenantByPath, bindJSON, &in)
+	if err != nil {
 		return err
 	}
 	nulls := jsonNulls(c.Body())

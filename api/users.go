@@ -409,12 +409,9 @@ func (s *Server) getUser(c *fiber.Ctx) error {
 }
 
 func (s *Server) updateUser(c *fiber.Ctx) error {
-	u, err := s.loadUser(c)
-	if err != nil {
-		return err
-	}
 	var in UserUpdate
-	if err := bindJSON(c, &in); err != nil {
+	u, err := loadThenBind(c, s.loadUser, bindJSON, &in)
+	if err != nil {
 		return err
 	}
 	if in.Role != nil {
