@@ -112,6 +112,15 @@ type Builder func(c Config, hc *http.Client) Remote
 // Drivers maps a processor type to its driver.
 var Drivers = map[string]Builder{}
 
+// Register makes a driver known for a processor type: newDriver wraps the
+// client built with that service's way of sending the API key (header
+// authHeader, value authPrefix+key).
+func Register(typ, authHeader, authPrefix string, newDriver func(Client) Remote) {
+	Drivers[typ] = func(c Config, hc *http.Client) Remote {
+		return newDriver(NewClient(c, hc, authHeader, authPrefix))
+	}
+}
+
 // ErrUnknown is returned for a type no driver serves.
 var ErrUnknown = errors.New("unknown document processor type")
 

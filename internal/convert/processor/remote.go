@@ -66,6 +66,26 @@ func (c Client) Get(ctx context.Context, path string, out any) error {
 	return err
 }
 
+// SubmitTask posts a request body to path and returns the task_id with
+// which an asynchronous service answers; an answer without one is a failure
+// of this file.
+func (c Client) SubmitTask(ctx context.Context, path string, body []byte, contentType string) (string, error) {
+	r, err := c.Request(ctx, http.MethodPost, path, body, contentType)
+	if err != nil {
+		return "", err
+	}
+	var task struct {
+		TaskID string `json:"task_id"`
+	}
+	if _, err := c.Do(r, &task); err != nil {
+		return "", err
+	}
+	if task.TaskID == "" {
+		return "", c.Failed("no task_id in the answer")
+	}
+	return task.TaskID, nil
+}
+
 // FileForm is a multipart form of the fields and one file part "files",
 // with its Content-Type.
 func FileForm(fields map[string]string, in convert.Input) ([]byte, string) {

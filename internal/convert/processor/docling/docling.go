@@ -6,7 +6,6 @@ package docling
 
 import (
 	"context"
-	"net/http"
 	"strconv"
 
 	"github.com/lorekb/lore/internal/convert"
@@ -14,9 +13,7 @@ import (
 )
 
 func init() {
-	processor.Drivers[processor.Docling] = func(c processor.Config, hc *http.Client) processor.Remote {
-		return &Driver{processor.NewClient(c, hc, "X-Api-Key", "")}
-	}
+	processor.Register(processor.Docling, "X-Api-Key", "", func(c processor.Client) processor.Remote { return &Driver{c} })
 }
 
 // Driver is one configured Docling Serve.
@@ -54,31 +51,22 @@ func (d *Driver) Convert(ctx context.Context, in convert.Input) (*convert.Result
 	body, ct := processor.FileForm(map[string]string{"to_formats": "md", "image_export_mode": mode,
 		"do_ocr":             strconv.FormatBool(processor.Opt(in, "ocr_enabled", false)),
 		"do_table_structure": strconv.FormatBool(processor.Opt(in, "extract_tables", true)), "abort_on_error": "false"}, in)
-	r, err := d.Request(ctx, http.MethodPost, "/v1/convert/file/async", body, ct)
+	task, err := d.SubmitTask(ctx, "/v1/convert/file/async", body, ct)
 	if err != nil {
 		return nil, err
-	}
-	var task struct {
-		TaskID string `json:"task_id"`
-	}
-	if _, err := d.Do(r, &task); err != nil {
-		return nil, err
-	}
-	if task.TaskID == "" {
-		return nil, d.Failed("no task_id in the answer")
 	}
 	err = d.Wait(ctx, func() (bool, error) {
 		var st struct {
 			Status string `json:"task_status"`
 		}
-		if err := d.Get(ctx, "/v1/status/poll/"+task.TaskID, &st); err != nil {
+		if err := d.Get(ctx, "/v1/status/poll/"+task, &st); err != nil {
 			return false, err
 		}
 		switch st.Status {
 		case "success":
 			return true, nil
 		case "failure", "error":
-			return false, d.Failed("task " + task.TaskID + " failed")
+			return false, d.Failed("task " + task + " failed")
 		}
 		return false, nil
 	})
@@ -91,7 +79,7 @@ func (d *Driver) Convert(ctx context.Context, in convert.Input) (*convert.Result
 		} `json:"document"`
 		Status string `json:"status"`
 	}
-	if err := d.Get(ctx, "/v1/result/"+task.TaskID, &res); err != nil {
+	if err := d.Get(ctx, "/v1/result/"+task, &res); err != nil {
 		return nil, err
 	}
 	if res.Document.MD == "" {

@@ -6,7 +6,6 @@ package mineru
 
 import (
 	"context"
-	"net/http"
 	"strconv"
 
 	"github.com/lorekb/lore/internal/convert"
@@ -14,9 +13,7 @@ import (
 )
 
 func init() {
-	processor.Drivers[processor.MinerU] = func(c processor.Config, hc *http.Client) processor.Remote {
-		return &Driver{processor.NewClient(c, hc, "Authorization", "Bearer ")}
-	}
+	processor.Register(processor.MinerU, "Authorization", "Bearer ", func(c processor.Client) processor.Remote { return &Driver{c} })
 }
 
 // Driver is one configured MinerU server.
@@ -52,25 +49,16 @@ func (d *Driver) Convert(ctx context.Context, in convert.Input) (*convert.Result
 	images := processor.Opt(in, "extract_images", true)
 	body, ct := processor.FileForm(map[string]string{"parse_method": method, "return_md": "true", "return_images": strconv.FormatBool(images),
 		"table_enable": strconv.FormatBool(processor.Opt(in, "extract_tables", true))}, in)
-	r, err := d.Request(ctx, http.MethodPost, "/tasks", body, ct)
+	task, err := d.SubmitTask(ctx, "/tasks", body, ct)
 	if err != nil {
 		return nil, err
-	}
-	var task struct {
-		TaskID string `json:"task_id"`
-	}
-	if _, err := d.Do(r, &task); err != nil {
-		return nil, err
-	}
-	if task.TaskID == "" {
-		return nil, d.Failed("no task_id in the answer")
 	}
 	err = d.Wait(ctx, func() (bool, error) {
 		var st struct {
 			Status string `json:"status"`
 			Error  string `json:"error"`
 		}
-		if err := d.Get(ctx, "/tasks/"+task.TaskID, &st); err != nil {
+		if err := d.Get(ctx, "/tasks/"+task, &st); err != nil {
 			return false, err
 		}
 		switch st.Status {
@@ -90,7 +78,7 @@ func (d *Driver) Convert(ctx context.Context, in convert.Input) (*convert.Result
 			Images map[string]string `json:"images"`
 		} `json:"results"`
 	}
-	if err := d.Get(ctx, "/tasks/"+task.TaskID+"/result", &res); err != nil {
+	if err := d.Get(ctx, "/tasks/"+task+"/result", &res); err != nil {
 		return nil, err
 	}
 	for _, r := range res.Results {

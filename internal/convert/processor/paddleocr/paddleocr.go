@@ -16,9 +16,7 @@ import (
 )
 
 func init() {
-	processor.Drivers[processor.PaddleOCR] = func(c processor.Config, hc *http.Client) processor.Remote {
-		return &Driver{processor.NewClient(c, hc, "Authorization", "token ")}
-	}
+	processor.Register(processor.PaddleOCR, "Authorization", "token ", func(c processor.Client) processor.Remote { return &Driver{c} })
 }
 
 // Driver is one configured PaddleOCR service.
