@@ -127,8 +127,8 @@ func kindName(t reflect.Type) string {
 
 // loadThenBind opens a handler that acts on one stored thing: it loads the
 // thing the path names (a failed load, a 403 or 404, answers before the
-// request is read), then reads the request into in with bind (bindJSON or
-// bindQuery).
+// request is read), then reads the request into in with bind (bindJSON,
+// bindQuery or listPage).
 func loadThenBind[T any](c *fiber.Ctx, load func(*fiber.Ctx) (T, error), bind func(*fiber.Ctx, any) error, in any) (T, error) {
 	t, err := load(c)
 	if err != nil {

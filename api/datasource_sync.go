@@ -389,12 +389,9 @@ func (s *Server) syncDataSource(c *fiber.Ctx) error {
 }
 
 func (s *Server) listSyncs(c *fiber.Ctx) error {
-	ds, err := s.loadDataSource(c)
-	if err != nil {
-		return err
-	}
 	var q PageQuery
-	if err := bindPage(c, &q, 20, 100); err != nil {
+	ds, err := loadThenBind(c, s.loadDataSource, listPage(20, 100), &q)
+	if err != nil {
 		return err
 	}
 	rows, total, err := s.d.DB.ListSyncRuns(c.UserContext(), ds.ID, q.Limit(), q.Offset())

@@ -98,12 +98,9 @@ func (s *Server) insightRoutes() []Route {
 }
 
 func (s *Server) adminSiteChats(c *fiber.Ctx) error {
-	st, err := s.adminSiteByID(c, SiteAdminUp)
-	if err != nil {
-		return err
-	}
 	var q SiteChatListQuery
-	if err := bindPage(c, &q, 20, 100); err != nil {
+	st, err := loadThenBindAs(c, s.adminSiteByID, SiteAdminUp, listPage(20, 100), &q)
+	if err != nil {
 		return err
 	}
 	f := db.SiteChatFilter{SiteID: st.ID, Keyword: strings.TrimSpace(q.Keyword), Field: q.SearchField,

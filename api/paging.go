@@ -64,6 +64,12 @@ func bindPage(c *fiber.Ctx, q pager, size, max int) error {
 	return q.pageQuery().Defaults(size, max)
 }
 
+// listPage is bindPage with a route's page sizes, as loadThenBind's bind;
+// q must be a pager.
+func listPage(size, max int) func(*fiber.Ctx, any) error {
+	return func(c *fiber.Ctx, q any) error { return bindPage(c, q.(pager), size, max) }
+}
+
 // pagination is what a list answer states about its page.
 func (p PageQuery) pagination(total int) Pagination {
 	if !p.Paged() {

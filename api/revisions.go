@@ -100,12 +100,9 @@ func (s *Server) loadRevision(ctx context.Context, doc *models.Document, field, 
 }
 
 func (s *Server) listRevisions(c *fiber.Ctx) error {
-	doc, err := s.loadDocument(c, EditorUp)
-	if err != nil {
-		return err
-	}
 	var q PageQuery
-	if err := bindPage(c, &q, 20, 100); err != nil {
+	doc, err := loadThenBindAs(c, s.loadDocument, EditorUp, listPage(20, 100), &q)
+	if err != nil {
 		return err
 	}
 	rows, total, err := s.d.DB.ListRevisions(c.UserContext(), doc.ID, q.Limit(), q.Offset())

@@ -53,6 +53,22 @@ func storedRole(r string) string {
 	return r
 }
 
+// shownUser is the answer about one user: its response with the roles as
+// the caller's prefix shows them.
+func (s *Server) shownUser(c *fiber.Ctx, u *models.User, sites []int64) (UserResponse, error) {
+	out := userResponse(u, sites)
+	return out, s.showRoles(c, &out)
+}
+
+// userView is shownUser with the user's managed sites read from the store.
+func (s *Server) userView(c *fiber.Ctx, u *models.User) (UserResponse, error) {
+	sites, err := s.d.DB.UserSiteIDs(c.UserContext(), u.ID)
+	if err != nil {
+		return UserResponse{}, err
+	}
+	return s.shownUser(c, u, sites)
+}
+
 // showRoles renders roles for the caller's prefix: under the reference's
 // /admin/v1, whose admin app tells a platform admin ("admin") from the
 // admin of another tenant ("tenant_admin", shown as organisation admin and
@@ -221,15 +237,11 @@ func (s *Server) login(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	sites, err := s.d.DB.UserSiteIDs(c.UserContext(), u.ID)
+	shown, err := s.userView(c, u)
 	if err != nil {
 		return err
 	}
-	out := LoginResult{Token: tok, TokenType: "bearer", ExpiresIn: int64(s.d.Cfg.JWTTTL.Seconds()), User: userResponse(u, sites)}
-	if err := s.showRoles(c, &out.User); err != nil {
-		return err
-	}
-	return ok(c, out)
+	return ok(c, LoginResult{Token: tok, TokenType: "bearer", ExpiresIn: int64(s.d.Cfg.JWTTTL.Seconds()), User: shown})
 }
 
 // tenantOr resolves the tenant_id of a body: 0 is the caller's tenant; only
@@ -265,8 +277,8 @@ func (s *Server) createUser(c *fiber.Ctx) error {
 	if err := s.saveNewUser(c, u, sites); err != nil {
 		return err
 	}
-	out := userResponse(u, sites)
-	if err := s.showRoles(c, &out); err != nil {
+	out, err := s.shownUser(c, u, sites)
+	if err != nil {
 		return err
 	}
 	return created(c, out)
@@ -292,11 +304,11 @@ func (s *Server) inviteUser(c *fiber.Ctx) error {
 	if err := s.saveNewUser(c, u, sites); err != nil {
 		return err
 	}
-	out := UserWithPassword{User: userResponse(u, sites), Password: pw}
-	if err := s.showRoles(c, &out.User); err != nil {
+	shown, err := s.shownUser(c, u, sites)
+	if err != nil {
 		return err
 	}
-	return created(c, out)
+	return created(c, UserWithPassword{User: shown, Password: pw})
 }
 
 func (s *Server) newUser(c *fiber.Ctx, email, name, pw, role, status string, sites []int64, tenant int64) (*models.User, []int64, error) {
@@ -397,12 +409,8 @@ func (s *Server) getUser(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	sites, err := s.d.DB.UserSiteIDs(c.UserContext(), u.ID)
+	out, err := s.userView(c, u)
 	if err != nil {
-		return err
-	}
-	out := userResponse(u, sites)
-	if err := s.showRoles(c, &out); err != nil {
 		return err
 	}
 	return ok(c, out)
@@ -485,15 +493,11 @@ func (s *Server) resetPassword(c *fiber.Ctx) error {
 	if err := s.d.DB.UpdateUser(c.UserContext(), u, nil); err != nil {
 		return err
 	}
-	sites, err := s.d.DB.UserSiteIDs(c.UserContext(), u.ID)
+	shown, err := s.userView(c, u)
 	if err != nil {
 		return err
 	}
-	out := UserWithPassword{User: userResponse(u, sites), Password: pw}
-	if err := s.showRoles(c, &out.User); err != nil {
-		return err
-	}
-	return ok(c, out)
+	return ok(c, UserWithPassword{User: shown, Password: pw})
 }
 
 func (s *Server) deleteUser(c *fiber.Ctx) error {
