@@ -74,6 +74,25 @@ func mustUpsert(t testing.TB, s *Store, chunks ...vector.Chunk) {
 	}
 }
 
+// keywordStore is a store of site 1 holding chunks, closed when the test ends.
+func keywordStore(t *testing.T, chunks ...vector.Chunk) *Store {
+	t.Helper()
+	s := openTest(t, t.TempDir())
+	t.Cleanup(func() { s.Close() })
+	mustUpsert(t, s, chunks...)
+	return s
+}
+
+// wantKeywordHits fails the test unless a keyword search of site 1 for
+// query finds n hits, the first of document doc.
+func wantKeywordHits(t *testing.T, s *Store, query string, n int, doc int64) {
+	t.Helper()
+	hits, err := s.KeywordSearch(context.Background(), 1, query, 10)
+	if err != nil || len(hits) != n || hits[0].DocumentID != doc {
+		t.Fatalf("%q: hits = %+v, %v; want %d, the first of document %d", query, hits, err, n, doc)
+	}
+}
+
 func count(t *testing.T, s *Store) int {
 	t.Helper()
 	n, err := s.Count(context.Background())
@@ -441,24 +460,12 @@ func TestKeywordIndexCleanup(t *testing.T) {
 // does, so inflections meet, stop words decide nothing, and Chinese queries
 // find Chinese chunks.
 func TestKeywordSearchUsesAnalyzer(t *testing.T) {
-	ctx := context.Background()
-	s := openTest(t, t.TempDir())
-	defer s.Close()
-	if err := s.Upsert(ctx, []vector.Chunk{
+	s := keywordStore(t,
 		chunk(1, 1, 1, 0, vec(1, 0), "Restoring backups from the archive"),
 		chunk(1, 2, 1, 0, vec(0, 1), "How do I do it? What is it? How is it done?"),
-		chunk(1, 3, 1, 0, vec(1, 1), "显示文件系统的磁盘使用情况"),
-	}); err != nil {
-		t.Fatal(err)
-	}
-	hits, err := s.KeywordSearch(ctx, 1, "How do I restore a backup?", 10)
-	if err != nil || len(hits) != 1 || hits[0].DocumentID != 1 {
-		t.Fatalf("restore: %v, %v", hits, err)
-	}
-	hits, err = s.KeywordSearch(ctx, 1, "磁盘使用", 10)
-	if err != nil || len(hits) != 1 || hits[0].DocumentID != 3 {
-		t.Fatalf("Chinese: %v, %v", hits, err)
-	}
+		chunk(1, 3, 1, 0, vec(1, 1), "显示文件系统的磁盘使用情况"))
+	wantKeywordHits(t, s, "How do I restore a backup?", 1, 1)
+	wantKeywordHits(t, s, "磁盘使用", 1, 3)
 }
 
 // bench100k is built once for all runs of BenchmarkSearch100k.
@@ -543,35 +550,19 @@ func BenchmarkSearch100k(b *testing.B) {
 // subject outranks one that only mentions it in passing, even twice (the
 // title counts vector.TitleWeight times).
 func TestKeywordSearchTitleWeight(t *testing.T) {
-	ctx := context.Background()
-	s := openTest(t, t.TempDir())
-	defer s.Close()
 	titled := chunk(1, 1, 1, 0, vec(1, 0), "Copies the archive back into the data directory.")
 	titled.Title = "Restoring backups"
 	mention := chunk(1, 2, 1, 0, vec(0, 1), "Before an upgrade, take a backup; the backup is kept for a week.")
 	mention.Title = "Upgrading"
 	filler := chunk(1, 3, 1, 0, vec(1, 1), "Nothing related here at all.")
-	mustUpsert(t, s, titled, mention, filler)
-	hits, err := s.KeywordSearch(ctx, 1, "backup", 10)
-	if err != nil || len(hits) != 2 || hits[0].DocumentID != 1 {
-		t.Fatalf("hits = %+v, %v; want the titled document first", hits, err)
-	}
+	wantKeywordHits(t, keywordStore(t, titled, mention, filler), "backup", 2, 1)
 }
 
 // TestKeywordSearchChineseCharacters: a Chinese question matches a page
 // that shares a character of its words but not the words (几行 and 10行).
 func TestKeywordSearchChineseCharacters(t *testing.T) {
-	ctx := context.Background()
-	s := openTest(t, t.TempDir())
-	defer s.Close()
-	if err := s.Upsert(ctx, []vector.Chunk{
+	s := keywordStore(t,
 		chunk(1, 1, 1, 0, vec(1, 0), "将文件的倒数10行输出至标准输出"),
-		chunk(1, 2, 1, 0, vec(0, 1), "显示磁盘使用情况"),
-	}); err != nil {
-		t.Fatal(err)
-	}
-	hits, err := s.KeywordSearch(ctx, 1, "几行", 10)
-	if err != nil || len(hits) != 1 || hits[0].DocumentID != 1 {
-		t.Fatalf("hits = %+v, %v; want document 1", hits, err)
-	}
+		chunk(1, 2, 1, 0, vec(0, 1), "显示磁盘使用情况"))
+	wantKeywordHits(t, s, "几行", 1, 1)
 }
