@@ -6,6 +6,7 @@ package embed
 import (
 	"context"
 	"errors"
+	"math"
 )
 
 // Embedder turns texts into dense vectors of a fixed dimension. A document
@@ -42,4 +43,18 @@ type TermMatcher interface {
 	// to a fixed number of them (1 when the term is unknown): how close
 	// another word must be to be one of its nearest.
 	NeighbourSimilarity(term string) float64
+}
+
+// Cosine is the cosine similarity of two vectors (0 when either is zero).
+func Cosine(a, b []float32) float64 {
+	var dot, na, nb float64
+	for i := range min(len(a), len(b)) {
+		dot += float64(a[i]) * float64(b[i])
+		na += float64(a[i]) * float64(a[i])
+		nb += float64(b[i]) * float64(b[i])
+	}
+	if na == 0 || nb == 0 {
+		return 0
+	}
+	return dot / math.Sqrt(na*nb)
 }

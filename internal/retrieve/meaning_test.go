@@ -104,3 +104,35 @@ func TestRelevanceNeedsOneOfTheQuestionsOwnWords(t *testing.T) {
 		t.Errorf("a section with the question's word and a synonym: %v, want above %v (> 0)", got, base)
 	}
 }
+
+// A page's title close in meaning to the question lifts its chunks: the
+// share is the title's similarity scaled to the best candidate title's,
+// times the share of the question the embedder knows; an embedder that
+// cannot say what it knows (a remote model) is not asked.
+func TestTitleSimilarityLiftsAPageAboutTheQuestion(t *testing.T) {
+	results := []Result{
+		{Hit: vector.Hit{DocumentID: 1, Title: "Network sockets", Text: "Use the tool to erase files."}},
+		{Hit: vector.Hit{DocumentID: 2, Title: "Erasing files", Text: "Use the tool to erase files."}},
+	}
+	m := matcher{Embedder: local.New(64), coverage: 0.5}
+	sim := Pipeline{Embedder: m}.titleSimilarity(context.Background(), "erase files", results)
+	if sim[2] != 0.5 || sim[1] >= sim[2] {
+		t.Fatalf("title shares %v, want the matching title at 0.5 (coverage) and the other below", sim)
+	}
+	if got := (Pipeline{Embedder: local.New(64)}).titleSimilarity(context.Background(), "erase files", results); got != nil {
+		t.Errorf("an embedder without coverage was asked: %v", got)
+	}
+	m.coverage = 0
+	if got := (Pipeline{Embedder: m}).titleSimilarity(context.Background(), "erase files", results); got != nil {
+		t.Errorf("a question the embedder does not know got title shares %v", got)
+	}
+	// Two chunks alike in every other score: the title decides.
+	one, two := 1.0, 1.0
+	out := []Result{results[0], results[1]}
+	out[0].Rerank, out[1].Rerank = &one, &two
+	out[0].Fused, out[1].Fused = 0.5, 0.5
+	blend(out, out, map[int64]float64{1: 0.2, 2: 1})
+	if out[0].Hit.DocumentID != 2 {
+		t.Errorf("the page whose title is the question's ranks %d", out[0].Hit.DocumentID)
+	}
+}

@@ -260,8 +260,12 @@ func (p Pipeline) rerank(ctx context.Context, siteID int64, query string, result
 		return nil, fmt.Errorf("%w: %w", ErrRerank, err)
 	}
 	out := scored(results, ranked)
+	var tsim map[int64]float64
 	if isLexical {
-		blend(out, results)
+		tsim = p.titleSimilarity(ctx, query, results)
+	}
+	if isLexical {
+		blend(out, results, tsim)
 		if FeedbackWeight > 0 && st != nil && len(out) > FeedbackDocs {
 			// blend put each document's best passage first: the
 			// expansion comes from the FeedbackDocs best documents.
@@ -274,7 +278,7 @@ func (p Pipeline) rerank(ctx context.Context, siteID int64, query string, result
 					return nil, fmt.Errorf("%w: %w", ErrRerank, err)
 				}
 				out = scored(results, ranked)
-				blend(out, results)
+				blend(out, results, tsim)
 			}
 		}
 		if len(out) > k {
@@ -363,8 +367,10 @@ func (p Pipeline) feedback(ctx context.Context, siteID int64, query string, fb, 
 const FusionBlend = 1.0
 
 // blend re-sorts out (a lexical rerank of results) by rerank share plus
-// FusionBlend times fused share.
-func blend(out, results []Result) {
+// FusionBlend times fused share, the document's other candidates
+// (DocumentBlend) and its title's similarity to the question (titles, from
+// titleSimilarity, TitleBlend).
+func blend(out, results []Result, tsim map[int64]float64) {
 	var maxR, maxF float64
 	for _, r := range out {
 		maxR = max(maxR, *r.Rerank)
@@ -389,10 +395,63 @@ func blend(out, results []Result) {
 		// The chunk's document's other candidates count too: a page
 		// that matches in several sections is more likely the answer
 		// than a stray mention elsewhere.
-		out[i].Score = own[i] + DocumentBlend*(doc[out[i].Hit.DocumentID]-own[i])/maxDoc
+		out[i].Score = own[i] + DocumentBlend*(doc[out[i].Hit.DocumentID]-own[i])/maxDoc + TitleBlend*tsim[out[i].Hit.DocumentID]
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].Score > out[j].Score })
 	diversify(out)
+}
+
+// TitleBlend is the weight of a page's title in a chunk's final score: the
+// similarity in meaning of the question to the title (cosine of their
+// embeddings, scaled to the best candidate page's), times the share of the
+// question the embedder knows. A page titled "Partial Indexes" is about an
+// index "that only covers the rows matching a WHERE condition" even where
+// its sections' words are not the question's. Only the learned embedder
+// (a Coverer, embedded in-process) is asked: a remote model would cost a
+// call per question for what its chunk vectors already carry.
+const TitleBlend = 0.5
+
+// titleSimilarity maps each candidate page to its title's TitleBlend share
+// (0..1), or nil when the embedder is not the learned one or fails.
+func (p Pipeline) titleSimilarity(ctx context.Context, query string, results []Result) map[int64]float64 {
+	c, ok := embed.Unwrap(p.Embedder).(embed.Coverer)
+	if !ok {
+		return nil
+	}
+	cov := c.Coverage(query)
+	if cov <= 0 {
+		return nil
+	}
+	var ids []int64
+	texts := []string{query}
+	seen := map[int64]bool{}
+	for _, r := range results {
+		if !seen[r.Hit.DocumentID] && r.Hit.Title != "" {
+			seen[r.Hit.DocumentID] = true
+			ids = append(ids, r.Hit.DocumentID)
+			texts = append(texts, r.Hit.Title)
+		}
+	}
+	if len(ids) == 0 {
+		return nil
+	}
+	vecs, err := p.Embedder.Embed(ctx, texts)
+	if err != nil || len(vecs) != len(texts) {
+		return nil // the title is a refinement; the ranking stands without it
+	}
+	out := make(map[int64]float64, len(ids))
+	best := 0.0
+	for i, id := range ids {
+		out[id] = max(0, embed.Cosine(vecs[0], vecs[i+1]))
+		best = max(best, out[id])
+	}
+	if best <= 0 {
+		return nil
+	}
+	for id := range out {
+		out[id] *= cov / best
+	}
+	return out
 }
 
 // diversify puts each document's best chunk first, in score order, then the

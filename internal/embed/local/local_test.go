@@ -30,19 +30,6 @@ func embedAll(t testing.TB, e *Embedder, texts ...string) [][]float32 {
 	return vs
 }
 
-func cosine(a, b []float32) float64 {
-	var dot, na, nb float64
-	for i := range a {
-		dot += float64(a[i]) * float64(b[i])
-		na += float64(a[i]) * float64(a[i])
-		nb += float64(b[i]) * float64(b[i])
-	}
-	if na == 0 || nb == 0 {
-		return 0
-	}
-	return dot / math.Sqrt(na*nb)
-}
-
 func TestDefaults(t *testing.T) {
 	e := New(0)
 	if e.Dimension() != DefaultDimension || e.Model() != ModelName {
@@ -99,7 +86,7 @@ func TestNoFeaturesGivesZeroVector(t *testing.T) {
 
 func TestCaseInsensitive(t *testing.T) {
 	vs := embedAll(t, New(0), "Hello World ÄÖÜ", "hello world äöü")
-	if c := cosine(vs[0], vs[1]); c < 0.999999 {
+	if c := embed.Cosine(vs[0], vs[1]); c < 0.999999 {
 		t.Fatalf("case changes the vector: cosine %v", c)
 	}
 }
@@ -114,7 +101,7 @@ func TestSimilarBeatsUnrelated(t *testing.T) {
 	}
 	for _, c := range cases {
 		vs := embedAll(t, e, c.query, c.similar, c.unrelated)
-		sim, unr := cosine(vs[0], vs[1]), cosine(vs[0], vs[2])
+		sim, unr := embed.Cosine(vs[0], vs[1]), embed.Cosine(vs[0], vs[2])
 		if sim <= unr+0.1 {
 			t.Errorf("%q: similar %.3f, unrelated %.3f", c.query, sim, unr)
 		}
@@ -124,8 +111,8 @@ func TestSimilarBeatsUnrelated(t *testing.T) {
 func TestMorphologyViaTrigrams(t *testing.T) {
 	// No shared whole word, but shared stems.
 	vs := embedAll(t, New(0), "installation", "installing", "gardening")
-	if cosine(vs[0], vs[1]) <= cosine(vs[0], vs[2]) {
-		t.Fatalf("stem sharing not rewarded: %v vs %v", cosine(vs[0], vs[1]), cosine(vs[0], vs[2]))
+	if embed.Cosine(vs[0], vs[1]) <= embed.Cosine(vs[0], vs[2]) {
+		t.Fatalf("stem sharing not rewarded: %v vs %v", embed.Cosine(vs[0], vs[1]), embed.Cosine(vs[0], vs[2]))
 	}
 }
 
@@ -156,7 +143,7 @@ func TestCJKQueryFindsCJKText(t *testing.T) {
 		}
 		var ranks []scored
 		for i, d := range dv {
-			ranks = append(ranks, scored{i, cosine(qv, d)})
+			ranks = append(ranks, scored{i, embed.Cosine(qv, d)})
 		}
 		sort.Slice(ranks, func(a, b int) bool { return ranks[a].s > ranks[b].s })
 		if ranks[0].i != want {
