@@ -36,6 +36,24 @@ func openFake(t *testing.T, f *fakeMilvus, addr string) *Store {
 	return s
 }
 
+// wantIndexedAndLoaded fails the test unless the fake's collection "c" is
+// loaded and the indexes created on it are on the fields want names (sorted,
+// as fmt prints a slice).
+func wantIndexedAndLoaded(t *testing.T, f *fakeMilvus, want string) {
+	t.Helper()
+	var fields []string
+	for _, r := range f.indexes {
+		fields = append(fields, r.GetFieldName())
+	}
+	slices.Sort(fields)
+	if fmt.Sprint(fields) != want {
+		t.Errorf("indexes created on %v, want %s", fields, want)
+	}
+	if !f.collections["c"].loaded {
+		t.Error("collection not loaded")
+	}
+}
+
 // currentProps are the properties of a collection this version creates.
 func currentProps() map[string]string {
 	return map[string]string{propSchemaVersion: fmt.Sprint(SchemaVersion), propAnalyzerVersion: fmt.Sprint(analyze.Version)}
@@ -50,17 +68,7 @@ func TestOpenCreatesCollectionWithVersionAndEveryIndex(t *testing.T) {
 	if got := kvMap(f.creates[0].GetProperties()); fmt.Sprint(got) != fmt.Sprint(currentProps()) {
 		t.Errorf("collection properties %v, want %v", got, currentProps())
 	}
-	var fields []string
-	for _, r := range f.indexes {
-		fields = append(fields, r.GetFieldName())
-	}
-	slices.Sort(fields)
-	if fmt.Sprint(fields) != "[document_id sparse vector]" {
-		t.Errorf("indexes created on %v", fields)
-	}
-	if !f.collections["c"].loaded {
-		t.Error("collection not loaded")
-	}
+	wantIndexedAndLoaded(t, f, "[document_id sparse vector]")
 }
 
 // A collection whose index creation failed half-way (the client creates
@@ -73,17 +81,7 @@ func TestOpenCreatesMissingIndexes(t *testing.T) {
 	if len(f.creates) != 0 {
 		t.Fatal("an existing collection was created again")
 	}
-	var fields []string
-	for _, r := range f.indexes {
-		fields = append(fields, r.GetFieldName())
-	}
-	slices.Sort(fields)
-	if fmt.Sprint(fields) != "[document_id sparse]" {
-		t.Errorf("created indexes on %v, want the two missing ones", fields)
-	}
-	if !f.collections["c"].loaded {
-		t.Error("collection not loaded")
-	}
+	wantIndexedAndLoaded(t, f, "[document_id sparse]")
 
 	// A collection with no index at all: Milvus answers DescribeIndex with
 	// "index not found", which means "none", not a failure.
