@@ -263,23 +263,11 @@ func TestBrowserConsoleEditor(t *testing.T) {
 	ls := startLive(t)
 	css := func(sel string) chromedp.CSS { return chromedp.CSS(sel) }
 
-	var st struct {
-		ID int64 `json:"id"`
-	}
-	ls.call(t, "POST", "/admin/api/v1/sites", map[string]any{"name": "Handbook", "slug": "handbook"}, &st)
-	var other struct {
-		ID int64 `json:"id"`
-	}
-	ls.call(t, "POST", "/admin/api/v1/sites", map[string]any{"name": "Private notes", "slug": "private-notes"}, &other)
-	var col struct {
-		ID int64 `json:"id"`
-	}
-	ls.call(t, "POST", "/admin/api/v1/collections", map[string]any{"title": "Guides", "site_id": st.ID}, &col)
-	var doc struct {
-		ID int64 `json:"id"`
-	}
-	ls.call(t, "POST", "/admin/api/v1/documents", map[string]any{"title": "Welcome", "site_id": st.ID, "collection_id": col.ID,
-		"status": "published", "content": "# Welcome\n\nHello."}, &doc)
+	st := ls.create(t, "/admin/api/v1/sites", map[string]any{"name": "Handbook", "slug": "handbook"})
+	other := ls.create(t, "/admin/api/v1/sites", map[string]any{"name": "Private notes", "slug": "private-notes"})
+	col := ls.create(t, "/admin/api/v1/collections", map[string]any{"title": "Guides", "site_id": st.ID})
+	doc := ls.create(t, "/admin/api/v1/documents", map[string]any{"title": "Welcome", "site_id": st.ID, "collection_id": col.ID,
+		"status": "published", "content": "# Welcome\n\nHello."})
 	var inv struct {
 		Password string `json:"password"`
 	}
@@ -497,16 +485,10 @@ func TestBrowserChatResume(t *testing.T) {
 	b, check := openChromium(t, 1300, 950, true)
 	ls := startLive(t)
 	css := func(sel string) chromedp.CSS { return chromedp.CSS(sel) }
-	var st struct {
-		ID int64 `json:"id"`
-	}
-	ls.call(t, "POST", "/admin/api/v1/sites", map[string]any{"name": "Orchard", "slug": "orchard"}, &st)
-	var d struct {
-		ID int64 `json:"id"`
-	}
-	ls.call(t, "POST", "/admin/api/v1/documents", map[string]any{"title": "Apple trees", "site_id": st.ID, "status": "published",
+	st := ls.create(t, "/admin/api/v1/sites", map[string]any{"name": "Orchard", "slug": "orchard"})
+	d := ls.create(t, "/admin/api/v1/documents", map[string]any{"title": "Apple trees", "site_id": st.ID, "status": "published",
 		"content": "# Apple trees\n\nPlant apple trees in autumn, two metres apart, in well-drained soil. " +
-			"Water young apple trees every week in their first summer. Prune apple trees in winter to open the centre."}, &d)
+			"Water young apple trees every week in their first summer. Prune apple trees in winter to open the centre."})
 	deadline := time.Now().Add(90 * time.Second)
 	for {
 		var doc struct {
@@ -732,10 +714,7 @@ func TestBrowserConsoleJobsLive(t *testing.T) {
 	ls := startLive(t, map[string]string{"LORE_BATCH_VECTORIZE_GROUP": "1", "LORE_BATCH_VECTORIZE_CONCURRENCY": "1"})
 	css := func(sel string) chromedp.CSS { return chromedp.CSS(sel) }
 	ls.call(t, "PUT", "/admin/api/v1/system-configs/ai-config", map[string]any{"vectorize_mode": "manual"}, nil)
-	var st struct {
-		ID int64 `json:"id"`
-	}
-	ls.call(t, "POST", "/admin/api/v1/sites", map[string]any{"name": "Almanac", "slug": "almanac"}, &st)
+	st := ls.create(t, "/admin/api/v1/sites", map[string]any{"name": "Almanac", "slug": "almanac"})
 	// Long documents, so that indexing each one takes a moment.
 	words := strings.Fields("weather tides moon frost sowing harvest rain wind sun planting pruning orchard meadow hedge barley wheat")
 	for i := range 120 {

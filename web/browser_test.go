@@ -110,6 +110,19 @@ func startLive(t *testing.T, extra ...map[string]string) *liveServer {
 	return ls
 }
 
+// created is the part of a created item the tests use: its id.
+type created struct {
+	ID int64 `json:"id"`
+}
+
+// create POSTs an item to the admin API and returns its id.
+func (ls *liveServer) create(t *testing.T, path string, body any) created {
+	t.Helper()
+	var out created
+	ls.call(t, "POST", path, body, &out)
+	return out
+}
+
 // call sends an admin API request and decodes the envelope's data.
 func (ls *liveServer) call(t *testing.T, method, path string, body, out any) {
 	t.Helper()
@@ -161,16 +174,10 @@ func TestBrowserReaderAndChat(t *testing.T) {
 	}
 	ls.call(t, "POST", "/admin/api/v1/sites", map[string]any{"name": "Field Guide", "slug": "field-guide",
 		"description": "Everything about the garden.", "quick_questions": []map[string]string{{"text": "How often should I water tomatoes?"}}}, &st)
-	var col struct {
-		ID int64 `json:"id"`
-	}
-	ls.call(t, "POST", "/admin/api/v1/collections", map[string]any{"title": "Vegetables", "site_id": st.ID}, &col)
+	col := ls.create(t, "/admin/api/v1/collections", map[string]any{"title": "Vegetables", "site_id": st.ID})
 	newDoc := func(title, content string) int64 {
-		var d struct {
-			ID int64 `json:"id"`
-		}
-		ls.call(t, "POST", "/admin/api/v1/documents", map[string]any{"title": title, "site_id": st.ID, "collection_id": col.ID,
-			"author": "Gardener", "status": "published", "content": content}, &d)
+		d := ls.create(t, "/admin/api/v1/documents", map[string]any{"title": title, "site_id": st.ID, "collection_id": col.ID,
+			"author": "Gardener", "status": "published", "content": content})
 		return d.ID
 	}
 	tomatoes := newDoc("Growing tomatoes", "# Growing tomatoes\n\nTomatoes need at least six hours of direct sun every day.\n\n"+
