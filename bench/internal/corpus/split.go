@@ -96,47 +96,45 @@ func isHeading(line string) bool {
 // sections splits Markdown before every heading outside fenced code.
 func sections(text string) []string {
 	var out []string
-	var cur []string
-	fence := false
-	for _, line := range strings.Split(text, "\n") {
-		if isFence(line) {
-			fence = !fence
+	for _, s := range fencedParts(text, isHeading, false) {
+		if s = strings.TrimSpace(s); s != "" {
+			out = append(out, s)
 		}
-		if !fence && isHeading(line) && len(cur) > 0 {
-			if s := strings.TrimSpace(strings.Join(cur, "\n")); s != "" {
-				out = append(out, s)
-			}
-			cur = cur[:0]
-		}
-		cur = append(cur, line)
-	}
-	if s := strings.TrimSpace(strings.Join(cur, "\n")); s != "" {
-		out = append(out, s)
 	}
 	return out
 }
 
 // paragraphs splits on blank lines outside fenced code.
 func paragraphs(text string) []string {
-	var out []string
-	var cur []string
+	return fencedParts(text, func(line string) bool { return strings.TrimSpace(line) == "" }, true)
+}
+
+// fencedParts cuts text before every line outside fenced code for which cut
+// holds; with drop that line belongs to neither part (a blank line between
+// paragraphs), else it opens the next one (a heading). Empty parts are left
+// out.
+func fencedParts(text string, cut func(string) bool, drop bool) []string {
+	var out, cur []string
+	flush := func() {
+		if len(cur) > 0 {
+			out = append(out, strings.Join(cur, "\n"))
+			cur = cur[:0]
+		}
+	}
 	fence := false
 	for _, line := range strings.Split(text, "\n") {
 		if isFence(line) {
 			fence = !fence
 		}
-		if !fence && strings.TrimSpace(line) == "" {
-			if len(cur) > 0 {
-				out = append(out, strings.Join(cur, "\n"))
-				cur = cur[:0]
+		if !fence && cut(line) {
+			flush()
+			if drop {
+				continue
 			}
-			continue
 		}
 		cur = append(cur, line)
 	}
-	if len(cur) > 0 {
-		out = append(out, strings.Join(cur, "\n"))
-	}
+	flush()
 	return out
 }
 
