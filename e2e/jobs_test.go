@@ -14,30 +14,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lorekb/lore/api"
 	"github.com/lorekb/lore/models"
 	"github.com/lorekb/lore/workflows"
 	"go.temporal.io/api/workflowservice/v1"
 )
 
-// jobView is the part of a job view the tests read.
-type jobView struct {
-	ID          string          `json:"id"`
-	Kind        string          `json:"kind"`
-	Title       string          `json:"title"`
-	SiteID      *int64          `json:"site_id"`
-	DocumentID  *int64          `json:"document_id"`
-	RequestedBy string          `json:"requested_by"`
-	RequestID   string          `json:"request_id"`
-	Status      string          `json:"status"`
-	Result      json.RawMessage `json:"result"`
-	Progress    *struct {
-		Step      string           `json:"step"`
-		Total     int              `json:"total"`
-		Completed int              `json:"completed"`
-		Done      bool             `json:"done"`
-		Counts    map[string]int64 `json:"counts"`
-	} `json:"progress"`
-}
+// jobView is a job as the API shows it.
+type jobView = api.JobView
 
 type jobPage struct {
 	List       []jobView `json:"list"`

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lorekb/lore/api"
 	commonpb "go.temporal.io/api/common/v1"
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/workflowservice/v1"
@@ -25,19 +26,8 @@ func TestRetrievalTestAndChunkView(t *testing.T) {
 	a.waitStatus(backup, "completed")
 	a.waitStatus(other, "completed")
 
-	type chunk struct {
-		DocumentID int64    `json:"document_id"`
-		Title      string   `json:"title"`
-		Heading    string   `json:"heading_path"`
-		Text       string   `json:"text"`
-		Dense      *float64 `json:"dense_score"`
-		Keyword    *float64 `json:"keyword_score"`
-		Fused      float64  `json:"fused_score"`
-		Rerank     *float64 `json:"rerank_score"`
-		Relevance  float64  `json:"relevance"`
-	}
 	var out struct {
-		Chunks []chunk `json:"chunks"`
+		Chunks []api.RetrievedChunk `json:"chunks"`
 	}
 	a.admin("POST", "/admin/api/v1/documents:retrieve", map[string]any{"site_id": site, "query": "How do I restore a backup?", "top_k": 3}, &out)
 	if len(out.Chunks) == 0 {
