@@ -380,15 +380,9 @@ func (s *Server) deleteDocument(c *fiber.Ctx) error {
 
 func (s *Server) listDocumentsClient(c *fiber.Ctx) error {
 	var q ClientDocumentQuery
-	if err := bindPage(c, &q, 10, 1000); err != nil {
+	tenant, listed, err := clientPage[DocumentResponse](s, c, &q, &q.ClientTenantQuery)
+	if !listed {
 		return err
-	}
-	tenant, err := s.clientTenant(c.UserContext(), q.ClientTenantQuery)
-	if err != nil {
-		return err
-	}
-	if tenant.none {
-		return paged[DocumentResponse](c, nil, 0, q.PageQuery)
 	}
 	exclude := q.ExcludeContent == nil || *q.ExcludeContent
 	f := db.DocumentFilter{Public: true, Keyword: q.Keyword, TenantID: tenant.id, OrderBy: q.OrderBy,

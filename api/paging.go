@@ -70,6 +70,21 @@ func listPage(size, max int) func(*fiber.Ctx, any) error {
 	return func(c *fiber.Ctx, q any) error { return bindPage(c, q.(pager), size, max) }
 }
 
+// clientPage opens a client list: it binds the list query q (10 a page, at
+// most 1000) and resolves its tenant filter tq, a part of q. listed is false
+// when the handler is done: err is the binding's or the lookup's error, or
+// the empty page of T it answered because the tenant slug names no tenant.
+func clientPage[T any](s *Server, c *fiber.Ctx, q pager, tq *ClientTenantQuery) (tenant tenantFilter, listed bool, err error) {
+	if err := bindPage(c, q, 10, 1000); err != nil {
+		return tenantFilter{}, false, err
+	}
+	tenant, err = s.clientTenant(c.UserContext(), *tq)
+	if err != nil || !tenant.none {
+		return tenant, err == nil, err
+	}
+	return tenant, false, paged[T](c, nil, 0, *q.pageQuery())
+}
+
 // pagination is what a list answer states about its page.
 func (p PageQuery) pagination(total int) Pagination {
 	if !p.Paged() {

@@ -16,15 +16,9 @@ import (
 
 func (s *Server) clientListSites(c *fiber.Ctx) error {
 	var q ClientSiteListQuery
-	if err := bindPage(c, &q, 10, 1000); err != nil {
+	tenant, listed, err := clientPage[ClientSite](s, c, &q, &q.ClientTenantQuery)
+	if !listed {
 		return err
-	}
-	tenant, err := s.clientTenant(c.UserContext(), q.ClientTenantQuery)
-	if err != nil {
-		return err
-	}
-	if tenant.none {
-		return paged[ClientSite](c, nil, 0, q.PageQuery)
 	}
 	// Private sites and sites behind a password are not listed: their
 	// readers get their address from the site's staff.
