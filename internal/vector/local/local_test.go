@@ -104,6 +104,18 @@ func count(t *testing.T, s *Store) int {
 
 func walPath(s *Store) string { return s.wal.path }
 
+// reopenWithCount opens the store in dir again (closed when the test ends)
+// and fails the test unless it holds want chunks.
+func reopenWithCount(t *testing.T, dir string, want int, what string) *Store {
+	t.Helper()
+	s := openTest(t, dir)
+	t.Cleanup(func() { s.Close() })
+	if n := count(t, s); n != want {
+		t.Fatalf("%d chunks %s, want %d", n, what, want)
+	}
+	return s
+}
+
 func TestTornLastRecordIsDropped(t *testing.T) {
 	ctx := context.Background()
 	// Each case writes three records and a fourth, then cuts the log inside
@@ -152,11 +164,7 @@ func TestTornLastRecordIsDropped(t *testing.T) {
 			}
 			mustUpsert(t, s, chunk(1, 50, 1, 0, vec(1), "after recovery"))
 			s.Close()
-			s = openTest(t, dir)
-			defer s.Close()
-			if n := count(t, s); n != 4 {
-				t.Fatalf("%d chunks after writing past recovery, want 4", n)
-			}
+			reopenWithCount(t, dir, 4, "after writing past recovery")
 		})
 	}
 }
@@ -172,11 +180,7 @@ func TestCorruptRecordChecksum(t *testing.T) {
 	data, _ := os.ReadFile(path)
 	data[len(data)-1] ^= 0xff // flip a bit in the last record's payload
 	os.WriteFile(path, data, 0o644)
-	s = openTest(t, dir)
-	defer s.Close()
-	if n := count(t, s); n != 1 {
-		t.Fatalf("%d chunks, want 1 (last record fails its checksum)", n)
-	}
+	reopenWithCount(t, dir, 1, "(last record fails its checksum)")
 }
 
 func TestCompactionAndCrashLeftovers(t *testing.T) {
@@ -204,11 +208,7 @@ func TestCompactionAndCrashLeftovers(t *testing.T) {
 	// of an older generation. Both must be ignored and removed.
 	os.WriteFile(filepath.Join(dir, snapshotTmp), []byte("partial"), 0o644)
 	os.WriteFile(oldLog, []byte("stale log of an old generation"), 0o644)
-	s = openTest(t, dir)
-	defer s.Close()
-	if n := count(t, s); n != 19 {
-		t.Fatalf("%d chunks after compaction+reopen, want 19", n)
-	}
+	s = reopenWithCount(t, dir, 19, "after compaction+reopen")
 	for _, name := range []string{snapshotTmp, filepath.Base(oldLog)} {
 		if _, err := os.Stat(filepath.Join(dir, name)); !errors.Is(err, os.ErrNotExist) {
 			t.Errorf("%s not cleaned up", name)
@@ -280,11 +280,7 @@ func TestAutomaticCompaction(t *testing.T) {
 		t.Fatalf("logs %v left after compaction", gens)
 	}
 	s.Close()
-	s = openTest(t, dir)
-	defer s.Close()
-	if n := count(t, s); n != 200 {
-		t.Fatalf("%d chunks, want 200", n)
-	}
+	reopenWithCount(t, dir, 200, "after reopening")
 }
 
 func TestDimensionMismatchOnReopen(t *testing.T) {
