@@ -83,6 +83,20 @@ func newChatEnv(t *testing.T, script []llm.Message, search func(in activities.Se
 	return ce
 }
 
+// runPastTheLimit runs a turn of at most two iterations whose model keeps
+// asking for tools: iterations 1 and 2 offer tools, the guard fires at 2,
+// iteration 3 still goes to the tools stage (rule 1 above the limit) and
+// iteration 4 is cut off, so four model calls and three searches.
+func (ce *chatEnv) runPastTheLimit(t *testing.T) {
+	t.Helper()
+	in := chatInput()
+	in.MaxIterations = 2
+	ce.run(t, in)
+	if len(ce.inputs) != 4 || len(ce.searches) != 3 {
+		t.Fatalf("model calls %d searches %d", len(ce.inputs), len(ce.searches))
+	}
+}
+
 func (ce *chatEnv) run(t *testing.T, in ChatRunInput) []string {
 	t.Helper()
 	executeChat(ce.env, ce.hub, in)
@@ -177,14 +191,7 @@ func TestChatIterationGuardForcesStopEvenAboveTheLimit(t *testing.T) {
 		r.Hash = string(rune('a' + n))
 		return r
 	})
-	in := chatInput()
-	in.MaxIterations = 2
-	ce.run(t, in)
-	// iterations 1,2 offer tools; the guard fires at 2; iteration 3 still goes
-	// to the tools stage (rule 1 above the limit); iteration 4 is cut off.
-	if len(ce.inputs) != 4 || len(ce.searches) != 3 {
-		t.Fatalf("model calls %d searches %d", len(ce.inputs), len(ce.searches))
-	}
+	ce.runPastTheLimit(t)
 	if !ce.inputs[1].OfferTools || ce.inputs[2].OfferTools || ce.inputs[3].OfferTools {
 		t.Fatal("tools must be withdrawn after the force-stop")
 	}
@@ -201,12 +208,7 @@ func TestChatStoredTurnHasOnlyAnsweredToolCalls(t *testing.T) {
 		r.Hash = in.ToolCallID
 		return r
 	})
-	in := chatInput()
-	in.MaxIterations = 2
-	ce.run(t, in)
-	if len(ce.inputs) != 4 || len(ce.searches) != 3 {
-		t.Fatalf("model calls %d searches %d", len(ce.inputs), len(ce.searches))
-	}
+	ce.runPastTheLimit(t)
 	var got []string
 	for _, m := range ce.persist.Messages {
 		for _, tc := range m.ToolCalls {
@@ -284,10 +286,7 @@ func runFailingModel(t *testing.T, modelErr error) (EventsPage, activities.Persi
 // environment) and returns the log and what was stored.
 func runModel(t *testing.T, model func(*testsuite.TestWorkflowEnvironment, context.Context, activities.ModelTurnInput) (activities.ModelTurnResult, error)) (EventsPage, activities.PersistInput) {
 	t.Helper()
-	var s testsuite.WorkflowTestSuite
-	env := s.NewTestWorkflowEnvironment()
-	var a *activities.Chat
-	env.RegisterActivity(a)
+	env, a := activityEnv[activities.Chat]()
 	env.OnActivity(a.ModelTurn, mock.Anything, mock.Anything).Return(
 		func(ctx context.Context, in activities.ModelTurnInput) (activities.ModelTurnResult, error) {
 			return model(env, ctx, in)

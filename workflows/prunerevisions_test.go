@@ -8,17 +8,13 @@ import (
 	"github.com/lorekb/lore/activities"
 	"github.com/stretchr/testify/mock"
 	"go.temporal.io/sdk/converter"
-	"go.temporal.io/sdk/testsuite"
 	"go.temporal.io/sdk/workflow"
 )
 
 // TestPruneRevisionsPagesThroughDocuments: a pass follows the cursor from
 // page to page until a page says it was the last, summing what it deleted.
 func TestPruneRevisionsPagesThroughDocuments(t *testing.T) {
-	var s testsuite.WorkflowTestSuite
-	env := s.NewTestWorkflowEnvironment()
-	var a *activities.Revisions
-	env.RegisterActivity(a)
+	env, a := activityEnv[activities.Revisions]()
 	var seen []int64
 	env.OnActivity(a.PruneRevisions, mock.Anything, mock.Anything).Return(
 		func(_ context.Context, in activities.PruneRevisionsPage) (activities.PruneRevisionsResult, error) {
@@ -41,10 +37,7 @@ func TestPruneRevisionsPagesThroughDocuments(t *testing.T) {
 // TestPruneRevisionsContinuesAsNew: a pass longer than one run's bound goes
 // on in a new run from its cursor.
 func TestPruneRevisionsContinuesAsNew(t *testing.T) {
-	var s testsuite.WorkflowTestSuite
-	env := s.NewTestWorkflowEnvironment()
-	var a *activities.Revisions
-	env.RegisterActivity(a)
+	env, a := activityEnv[activities.Revisions]()
 	env.OnActivity(a.PruneRevisions, mock.Anything, mock.Anything).Return(
 		func(_ context.Context, in activities.PruneRevisionsPage) (activities.PruneRevisionsResult, error) {
 			return activities.PruneRevisionsResult{Next: in.After + 1}, nil

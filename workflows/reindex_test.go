@@ -15,10 +15,7 @@ import (
 // reindexEnv runs Reindex over documents 1..n with mocked activities and
 // returns the indexed ids in order.
 func reindexEnv(t *testing.T, n int, in ReindexInput) (*testsuite.TestWorkflowEnvironment, *[]int64) {
-	var s testsuite.WorkflowTestSuite
-	env := s.NewTestWorkflowEnvironment()
-	var a *activities.Vectorize
-	env.RegisterActivity(a)
+	env, a := activityEnv[activities.Vectorize]()
 	env.OnActivity(a.CountReindex, mock.Anything, mock.Anything).Return(n, nil)
 	env.OnActivity(a.ReindexPage, mock.Anything, mock.Anything).Return(
 		func(_ context.Context, p activities.ReindexPageInput) ([]int64, error) {

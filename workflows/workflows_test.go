@@ -15,6 +15,15 @@ import (
 	"go.temporal.io/sdk/testsuite"
 )
 
+// activityEnv is a workflow test environment with the activities of A
+// registered; a is the nil *A whose methods name them in OnActivity.
+func activityEnv[A any]() (env *testsuite.TestWorkflowEnvironment, a *A) {
+	var s testsuite.WorkflowTestSuite
+	env = s.NewTestWorkflowEnvironment()
+	env.RegisterActivity(a)
+	return env, a
+}
+
 func TestVectorizeCoalescesRequestsDuringARun(t *testing.T) {
 	var s testsuite.WorkflowTestSuite
 	env := s.NewTestWorkflowEnvironment()
@@ -43,10 +52,7 @@ func TestVectorizeCoalescesRequestsDuringARun(t *testing.T) {
 }
 
 func TestVectorizeSingleRequestRunsOnce(t *testing.T) {
-	var s testsuite.WorkflowTestSuite
-	env := s.NewTestWorkflowEnvironment()
-	var a *activities.Vectorize
-	env.RegisterActivity(a)
+	env, a := activityEnv[activities.Vectorize]()
 	env.OnActivity(a.IndexDocument, mock.Anything, mock.Anything).Return(activities.IndexResult{Chunks: 1}, nil).Once()
 	env.ExecuteWorkflow(VectorizeDocument, VectorizeInput{DocumentID: 1})
 	if err := env.GetWorkflowError(); err != nil {
@@ -56,10 +62,7 @@ func TestVectorizeSingleRequestRunsOnce(t *testing.T) {
 }
 
 func TestVectorizeFailureIsRecordedOnTheDocument(t *testing.T) {
-	var s testsuite.WorkflowTestSuite
-	env := s.NewTestWorkflowEnvironment()
-	var a *activities.Vectorize
-	env.RegisterActivity(a)
+	env, a := activityEnv[activities.Vectorize]()
 	env.OnActivity(a.IndexDocument, mock.Anything, mock.Anything).Return(activities.IndexResult{},
 		temporal.NewNonRetryableApplicationError("embedding endpoint said 401", "Permanent", nil))
 	var reason string
@@ -75,10 +78,7 @@ func TestVectorizeFailureIsRecordedOnTheDocument(t *testing.T) {
 }
 
 func TestBatchContinuesPastFailuresWithBoundedConcurrency(t *testing.T) {
-	var s testsuite.WorkflowTestSuite
-	env := s.NewTestWorkflowEnvironment()
-	var a *activities.Vectorize
-	env.RegisterActivity(a)
+	env, a := activityEnv[activities.Vectorize]()
 	var mu sync.Mutex
 	running, peak, groups, singles := 0, 0, 0, 0
 	bad := func(id int64) bool { return id == 5 || id == 10 } // both in the first group
