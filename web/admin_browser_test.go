@@ -107,7 +107,6 @@ func writeFile(t *testing.T, dir, name, content string) string {
 func TestBrowserConsoleNewcomer(t *testing.T) {
 	b, check := openChromium(t, 1300, 950, false)
 	ls := startLive(t)
-	css := func(sel string) chromedp.CSS { return chromedp.CSS(sel) }
 
 	// Three files: two Markdown files and a zip holding an HTML page.
 	dir := t.TempDir()
@@ -261,7 +260,6 @@ func TestBrowserConsoleNewcomer(t *testing.T) {
 func TestBrowserConsoleEditor(t *testing.T) {
 	b, check := openChromium(t, 1300, 950, true)
 	ls := startLive(t)
-	css := func(sel string) chromedp.CSS { return chromedp.CSS(sel) }
 
 	st := ls.create(t, "/admin/api/v1/sites", map[string]any{"name": "Handbook", "slug": "handbook"})
 	other := ls.create(t, "/admin/api/v1/sites", map[string]any{"name": "Private notes", "slug": "private-notes"})
@@ -484,7 +482,6 @@ func TestBrowserConsoleEditor(t *testing.T) {
 func TestBrowserChatResume(t *testing.T) {
 	b, check := openChromium(t, 1300, 950, true)
 	ls := startLive(t)
-	css := func(sel string) chromedp.CSS { return chromedp.CSS(sel) }
 	st := ls.create(t, "/admin/api/v1/sites", map[string]any{"name": "Orchard", "slug": "orchard"})
 	d := ls.create(t, "/admin/api/v1/documents", map[string]any{"title": "Apple trees", "site_id": st.ID, "status": "published",
 		"content": "# Apple trees\n\nPlant apple trees in autumn, two metres apart, in well-drained soil. " +
@@ -712,7 +709,6 @@ func (p *cutProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 func TestBrowserConsoleJobsLive(t *testing.T) {
 	b, check := openChromium(t, 1300, 950, false)
 	ls := startLive(t, map[string]string{"LORE_BATCH_VECTORIZE_GROUP": "1", "LORE_BATCH_VECTORIZE_CONCURRENCY": "1"})
-	css := func(sel string) chromedp.CSS { return chromedp.CSS(sel) }
 	ls.call(t, "PUT", "/admin/api/v1/system-configs/ai-config", map[string]any{"vectorize_mode": "manual"}, nil)
 	st := ls.create(t, "/admin/api/v1/sites", map[string]any{"name": "Almanac", "slug": "almanac"})
 	// Long documents, so that indexing each one takes a moment.

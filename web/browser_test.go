@@ -110,6 +110,9 @@ func startLive(t *testing.T, extra ...map[string]string) *liveServer {
 	return ls
 }
 
+// css selects by a CSS selector, for chromedp's query options.
+func css(sel string) chromedp.CSS { return chromedp.CSS(sel) }
+
 // created is the part of a created item the tests use: its id.
 type created struct {
 	ID int64 `json:"id"`
@@ -202,8 +205,6 @@ func TestBrowserReaderAndChat(t *testing.T) {
 			time.Sleep(200 * time.Millisecond)
 		}
 	}
-
-	css := func(sel string) chromedp.CSS { return chromedp.CSS(sel) }
 
 	// The site list, then the site.
 	b.do("open /", chromedp.Navigate(ls.base+"/"),
