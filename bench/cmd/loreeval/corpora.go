@@ -183,6 +183,11 @@ func chineseCorpus(ctx context.Context, dir string, logf func(string, ...any)) (
 
 var overstrike = regexp.MustCompile(".\b")
 
+// reNameHeading is a man page's NAME section heading as the Chinese pages
+// write it: NAME, 名称, 名字 or 命令名, alone or together ("NAME(名称)",
+// "NAME 名称", "NAME[名字]").
+var reNameHeading = regexp.MustCompile(`^(?:NAME|名称|名字|命令名)(?:\s*[(（\[]?\s*(?:名称|名字|命令名)\s*[)）\]]?)?$`)
+
 // manToMarkdown turns mandoc's text rendering into Markdown: the header and
 // footer lines go, unindented lines become "## " headings, the rest keeps
 // its lines. The title is the page name with its NAME line.
@@ -201,7 +206,7 @@ func manToMarkdown(text, rel string) (string, string) {
 			b.WriteString("\n")
 		case l[0] != ' ':
 			fmt.Fprintf(&b, "\n## %s\n\n", l)
-			inName = title == "" && (l == "名称" || l == "NAME" || l == "名字")
+			inName = title == "" && reNameHeading.MatchString(l)
 		default:
 			if inName && title == "" {
 				title = strings.TrimSpace(l)

@@ -59,3 +59,17 @@ func TestTargetsAndSummary(t *testing.T) {
 		t.Errorf("summary has %d lines, want one screen", n)
 	}
 }
+
+// A man page's title is its name with its NAME line, whichever way the
+// Chinese pages write the NAME heading.
+func TestManPageTitleFromNameSection(t *testing.T) {
+	for _, heading := range []string{"NAME", "名称", "NAME(名称)", "NAME (名称)", "NAME 名称", "NAME[名字]", "NAME(名称）", "命令名"} {
+		page := "UPTIME(1)\n" + heading + "\n       uptime - 告知系统运行了多久时间.\n\nDESCRIPTION\n       text\nfooter\n"
+		if _, title := manToMarkdown(page, "man1/uptime.1"); title != "uptime - 告知系统运行了多久时间." {
+			t.Errorf("heading %q: title %q", heading, title)
+		}
+	}
+	if _, title := manToMarkdown("X(1)\n总览\n       uptime [-V]\nfooter\n", "man1/uptime.1"); title != "uptime" {
+		t.Errorf("a page without a NAME section: title %q", title)
+	}
+}
