@@ -77,21 +77,8 @@ func (b *browser) until(what, expr string, limit time.Duration) {
 // status sends an admin API request with token and answers the status.
 func (ls *liveServer) status(t *testing.T, token, method, path string, body any) int {
 	t.Helper()
-	var rd io.Reader
-	if body != nil {
-		raw, _ := json.Marshal(body)
-		rd = bytes.NewReader(raw)
-	}
-	req, _ := http.NewRequest(method, ls.base+path, rd)
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Authorization", "Bearer "+token)
-	res, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer res.Body.Close()
-	_, _ = io.Copy(io.Discard, res.Body)
-	return res.StatusCode
+	code, _ := ls.send(t, token, method, path, body)
+	return code
 }
 
 func writeFile(t *testing.T, dir, name, content string) string {

@@ -126,8 +126,9 @@ func (ls *liveServer) create(t *testing.T, path string, body any) created {
 	return out
 }
 
-// call sends an admin API request and decodes the envelope's data.
-func (ls *liveServer) call(t *testing.T, method, path string, body, out any) {
+// send sends an admin API request (JSON body, with token when there is
+// one) and answers its status and body.
+func (ls *liveServer) send(t *testing.T, token, method, path string, body any) (int, []byte) {
 	t.Helper()
 	var rd io.Reader
 	if body != nil {
@@ -136,8 +137,8 @@ func (ls *liveServer) call(t *testing.T, method, path string, body, out any) {
 	}
 	req, _ := http.NewRequest(method, ls.base+path, rd)
 	req.Header.Set("Content-Type", "application/json")
-	if ls.token != "" {
-		req.Header.Set("Authorization", "Bearer "+ls.token)
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
 	}
 	res, err := http.DefaultClient.Do(req)
 	if err != nil {
@@ -145,8 +146,16 @@ func (ls *liveServer) call(t *testing.T, method, path string, body, out any) {
 	}
 	defer res.Body.Close()
 	raw, _ := io.ReadAll(res.Body)
-	if res.StatusCode >= 300 {
-		t.Fatalf("%s %s: %d %s", method, path, res.StatusCode, raw)
+	return res.StatusCode, raw
+}
+
+// call sends an admin API request with the admin's token and decodes the
+// envelope's data.
+func (ls *liveServer) call(t *testing.T, method, path string, body, out any) {
+	t.Helper()
+	code, raw := ls.send(t, ls.token, method, path, body)
+	if code >= 300 {
+		t.Fatalf("%s %s: %d %s", method, path, code, raw)
 	}
 	if out != nil {
 		var env struct {
