@@ -112,20 +112,7 @@ type importView struct {
 }
 
 // ImportJob reads an import job with its per-file items.
-func (s *stack) ImportJob(id string) (*importView, error) {
-	r, err := s.do("GET", "/admin/api/v1/jobs/"+id, nil, s.token)
-	if err != nil {
-		return nil, err
-	}
-	if r.Status != 200 {
-		return nil, fmt.Errorf("status %d: %s", r.Status, clip(string(r.Raw), 200))
-	}
-	var v importView
-	if err := json.Unmarshal(r.Data, &v); err != nil {
-		return nil, err
-	}
-	return &v, nil
-}
+func (s *stack) ImportJob(id string) (*importView, error) { return jobAs[importView](s, id) }
 
 // waitJobEnd polls an import or sync job until it is neither running nor
 // pending and returns its last view; the scenario fails when the worker

@@ -339,7 +339,11 @@ type jobView struct {
 
 // Job reads GET /admin/api/v1/jobs/{id}; errors (e.g. 503 while Temporal is
 // down) are returned, not fatal.
-func (s *stack) Job(id string) (*jobView, error) {
+func (s *stack) Job(id string) (*jobView, error) { return jobAs[jobView](s, id) }
+
+// jobAs reads GET /admin/api/v1/jobs/{id} into the part of the job view a
+// test reads.
+func jobAs[T any](s *stack, id string) (*T, error) {
 	r, err := s.do("GET", "/admin/api/v1/jobs/"+id, nil, s.token)
 	if err != nil {
 		return nil, err
@@ -347,11 +351,11 @@ func (s *stack) Job(id string) (*jobView, error) {
 	if r.Status != 200 {
 		return nil, fmt.Errorf("status %d: %s", r.Status, clip(string(r.Raw), 200))
 	}
-	var j jobView
-	if err := json.Unmarshal(r.Data, &j); err != nil {
+	var v T
+	if err := json.Unmarshal(r.Data, &v); err != nil {
 		return nil, err
 	}
-	return &j, nil
+	return &v, nil
 }
 
 // StartBatch posts :batchVectorize for ids and returns the job id.
