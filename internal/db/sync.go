@@ -178,41 +178,99 @@ type SyncedUpdate struct {
 }
 
 // UpdateSyncedDocuments applies a sync's changes to its documents in one
-// transaction: each through UpdateDocument's path (a new version stores a
-// revision), its parse_meta set and its item written. A document gone
-// (deleted in Lore) is left out: missing[i] says so, and its item is not
-// written. After the commit, after[i] is the row as written.
+// transaction, as UpdateDocument would each (a new title or content is a
+// new version with its revision), with their parse_meta and items, in a
+// few statements for the whole batch: the documents read at once, written
+// at once, their revisions and their items. A document gone (deleted in
+// Lore) is left out: missing[i] says so, and its item is not written.
+// After the commit, after[i] is the row as written.
 func (d *DB) UpdateSyncedDocuments(ctx context.Context, ups []SyncedUpdate) (after []*models.Document, missing []bool, err error) {
 	after, missing = make([]*models.Document, len(ups)), make([]bool, len(ups))
-	var ids []int64
+	ids := make([]int64, len(ups))
+	for i, u := range ups {
+		ids[i] = u.DocumentID
+	}
+	var written []int64
 	err = d.Tx(ctx, func(ctx context.Context, tx bun.Tx) error {
-		ids = ids[:0]
+		written = written[:0]
+		var docs []*models.Document
+		q := tx.NewSelect().Model(&docs).Where("id IN (?)", bun.List(ids)).Order("id")
+		if d.Postgres() {
+			q = q.For("UPDATE")
+		}
+		if err := q.Scan(ctx); err != nil {
+			return err
+		}
+		byID := make(map[int64]*models.Document, len(docs))
+		for _, doc := range docs {
+			byID[doc.ID] = doc
+		}
+		var rows []*models.Document
+		var words []string
+		var revs []*models.DocumentRevision
+		var items []*models.SyncItem
+		at := map[int64]int{} // a document's place in rows (two changes of one document: one row)
+		now := time.Now().UTC()
 		for i, u := range ups {
-			_, a, err := d.updateDocumentTx(ctx, tx, u.DocumentID, u.Change)
-			if errors.Is(Classify(err), ErrNotFound) {
+			doc, ok := byID[u.DocumentID]
+			if !ok {
 				missing[i] = true
 				continue
 			}
-			if err != nil {
+			old := *doc
+			if err := u.Change(doc); err != nil {
 				return err
 			}
-			if _, err := tx.NewUpdate().Model((*models.Document)(nil)).Set("parse_meta = ?", u.Meta(a)).Where("id = ?", a.ID).Exec(ctx); err != nil {
-				return err
+			if !sameParent(old.CollectionID, doc.CollectionID) {
+				if err := d.checkDocCollection(ctx, tx, doc.SiteID, doc.CollectionID); err != nil {
+					return err
+				}
 			}
-			u.Item.DocumentID, u.Item.SyncedRevision = a.ID, a.ContentVersion
-			if err := saveSyncItem(ctx, tx, u.Item); err != nil {
-				return err
+			if doc.Title != old.Title || doc.Content != old.Content {
+				doc.ContentVersion = old.ContentVersion + 1
+				if old.VectorStatus == models.VecCompleted {
+					doc.VectorStatus = models.VecOutdated
+				}
+				if !d.revisionsOff.Load() {
+					revs = append(revs, newRevision(doc, revisionMeta(ctx, models.RevisionEdit, doc), now))
+				}
 			}
-			after[i] = a
-			ids = append(ids, a.ID)
+			doc.UpdatedAt = now
+			meta := u.Meta(doc)
+			doc.ParseMeta = &meta
+			k, seen := at[doc.ID]
+			if !seen {
+				k = len(rows)
+				at[doc.ID] = k
+				rows, words = append(rows, doc), append(words, "")
+			}
+			if d.Postgres() && (doc.Content != old.Content || words[k] != "") {
+				words[k] = ContentWords(doc.Content)
+			}
+			u.Item.DocumentID, u.Item.SyncedRevision = doc.ID, doc.ContentVersion
+			items = append(items, u.Item)
+			a := *doc
+			after[i] = &a
 		}
-		return nil
+		if len(rows) == 0 {
+			return nil
+		}
+		if err := d.updateSyncedRows(ctx, tx, rows, words); err != nil {
+			return err
+		}
+		if err := d.saveRevisions(ctx, tx, revs); err != nil {
+			return err
+		}
+		for _, doc := range rows {
+			written = append(written, doc.ID)
+		}
+		return d.saveSyncItems(ctx, tx, items)
 	})
 	if err != nil {
 		return nil, nil, err
 	}
-	if len(ids) > 0 {
-		d.changed(ctx, Change{Documents: ids})
+	if len(written) > 0 {
+		d.changed(ctx, Change{Documents: written})
 	}
 	return after, missing, nil
 }

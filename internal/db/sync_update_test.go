@@ -3,7 +3,9 @@ package db_test
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/lorekb/lore/internal/db"
 	"github.com/lorekb/lore/internal/db/dbtest"
@@ -58,6 +60,87 @@ func TestUpdateSyncedDocuments(t *testing.T) {
 		}
 		if _, ok := items["gone.md"]; ok {
 			t.Fatal("the missing document's item was written")
+		}
+	})
+}
+
+// TestUpdateSyncedDocumentsBatch: a batch writes every document in one go
+// as UpdateDocument would each: a changed content is a new version (an
+// indexed document's vectors outdated, a revision, on PostgreSQL its
+// content words), an unchanged one keeps its version and gets no
+// revision; items that exist already are replaced, the other fields of
+// the documents (views, status) stay.
+func TestUpdateSyncedDocumentsBatch(t *testing.T) {
+	dbtest.Each(t, func(t *testing.T, d *db.DB) {
+		ctx := db.WithRevision(context.Background(), db.RevisionMeta{Source: models.RevisionSync, Author: "Repo"})
+		site := docTestSite(t, d, "sync-batch-"+d.Dialect().Name().String())
+		var docs []*models.Document
+		for i := range 3 {
+			docs = append(docs, docTestDocument(t, d, site, nil, fmt.Sprint("Doc ", i), fmt.Sprint("old words ", i)))
+		}
+		if _, err := d.NewUpdate().Model((*models.Document)(nil)).Set("vector_status = ?", models.VecCompleted).Set("views = 7").
+			Where("id = ?", docs[0].ID).Exec(ctx); err != nil {
+			t.Fatal(err)
+		}
+		for i, doc := range docs {
+			if err := d.SaveSyncItem(ctx, &models.SyncItem{DataSourceID: 5, Key: fmt.Sprint(i, ".md"), SiteID: site.ID, DocumentID: doc.ID,
+				Version: "v1", Ref: "c1", Links: "[]", SyncedRevision: 1, RunID: 1}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		var ups []db.SyncedUpdate
+		for i, doc := range docs {
+			content := fmt.Sprint("fresh words ", i)
+			if i == 1 {
+				content = doc.Content // the same bytes: no new version
+			}
+			ups = append(ups, db.SyncedUpdate{DocumentID: doc.ID,
+				Item:   &models.SyncItem{DataSourceID: 5, Key: fmt.Sprint(i, ".md"), SiteID: site.ID, Version: "v2", Ref: "c2", RunID: 2},
+				Change: func(doc *models.Document) error { doc.Content, doc.ReadingTime = content, 3; return nil },
+				Meta:   func(after *models.Document) string { return fmt.Sprintf(`{"v":%d}`, after.ContentVersion) }})
+		}
+		after, missing, err := d.UpdateSyncedDocuments(ctx, ups)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, want := range []int64{2, 1, 2} {
+			if missing[i] || after[i].ContentVersion != want {
+				t.Fatalf("document %d: missing %v, version %d, want %d", i, missing[i], after[i].ContentVersion, want)
+			}
+			doc, err := d.GetDocument(ctx, docs[i].ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if doc.ContentVersion != want || doc.ReadingTime != 3 || doc.Status != models.DocPublished || doc.ParseMeta == nil ||
+				*doc.ParseMeta != fmt.Sprintf(`{"v":%d}`, want) || !doc.UpdatedAt.After(docs[i].UpdatedAt.Add(-time.Millisecond)) {
+				t.Fatalf("document %d as stored: %+v", i, doc)
+			}
+			_, revErr := d.GetRevision(ctx, doc.ID, 2)
+			if (want == 2) != (revErr == nil) {
+				t.Fatalf("document %d: revision 2: %v", i, revErr)
+			}
+		}
+		if doc, _ := d.GetDocument(ctx, docs[0].ID); doc.VectorStatus != models.VecOutdated || doc.Views != 7 {
+			t.Fatalf("an indexed document's vectors and views: %s, %d", doc.VectorStatus, doc.Views)
+		}
+		items, err := d.SyncItemsByKey(ctx, 5, []string{"0.md", "1.md", "2.md"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, want := range []int64{2, 1, 2} {
+			it := items[fmt.Sprint(i, ".md")]
+			if it.DocumentID != docs[i].ID || it.Version != "v2" || it.Ref != "c2" || it.RunID != 2 || it.SyncedRevision != want || it.Links != "[]" {
+				t.Fatalf("item %d: %+v", i, it)
+			}
+		}
+		if d.Postgres() {
+			var words string
+			if err := d.NewRaw("SELECT content_words FROM documents WHERE id = ?", docs[2].ID).Scan(ctx, &words); err != nil {
+				t.Fatal(err)
+			}
+			if !strings.Contains(words, "fresh") || strings.Contains(words, "old") {
+				t.Fatalf("content words after the update: %q", words)
+			}
 		}
 	})
 }
