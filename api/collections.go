@@ -66,9 +66,7 @@ type ClientTreeQuery struct {
 
 // CollectionCreate is the body of POST /collections.
 type CollectionCreate struct {
-	Title    string `json:"title" validate:"required,max=200"`
-	SiteID   int64  `json:"site_id" validate:"required,min=1"`
-	TenantID int64  `json:"tenant_id" doc:"optional; must be the site's tenant (400 otherwise)" validate:"min=0"`
+	NewItem
 	ParentID *int64 `json:"parent_id" doc:"parent collection of the same site; null or absent: a root collection" validate:"omitempty,min=1"`
 	Order    *int   `json:"order" doc:"stored as given; absent: after the last sibling" validate:"omitempty,min=0,max=1000000"`
 }
@@ -194,7 +192,7 @@ func (s *Server) createCollection(c *fiber.Ctx) error {
 	if err := bindJSON(c, &in); err != nil {
 		return err
 	}
-	title, site, err := s.newItemSite(c, in.Title, in.SiteID, in.TenantID)
+	title, site, err := s.newItemSite(c, in.NewItem)
 	if err != nil {
 		return err
 	}

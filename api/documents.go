@@ -97,9 +97,7 @@ type ClientDocumentDetailQuery struct {
 
 // DocumentCreate is the body of POST /documents.
 type DocumentCreate struct {
-	Title        string         `json:"title" validate:"required,max=200"`
-	SiteID       int64          `json:"site_id" validate:"required,min=1"`
-	TenantID     int64          `json:"tenant_id" doc:"optional; must be the site's tenant (400 otherwise)" validate:"min=0"`
+	NewItem
 	CollectionID *int64         `json:"collection_id" doc:"a collection of the same site" validate:"omitempty,min=1"`
 	Author       string         `json:"author" validate:"max=100"`
 	Content      string         `json:"content" doc:"Markdown"`
@@ -284,7 +282,7 @@ func (s *Server) createDocument(c *fiber.Ctx) error {
 	if err := bindJSON(c, &in); err != nil {
 		return err
 	}
-	title, site, err := s.newItemSite(c, in.Title, in.SiteID, in.TenantID)
+	title, site, err := s.newItemSite(c, in.NewItem)
 	if err != nil {
 		return err
 	}

@@ -62,21 +62,29 @@ func (s *Server) bodySite(c *fiber.Ctx, siteID int64, need Perm) (*models.Site, 
 	return site, nil
 }
 
+// NewItem is what the create bodies of collections and documents share:
+// the new item's title and the site it goes in.
+type NewItem struct {
+	Title    string `json:"title" validate:"required,max=200"`
+	SiteID   int64  `json:"site_id" validate:"required,min=1"`
+	TenantID int64  `json:"tenant_id" doc:"optional; must be the site's tenant (400 otherwise)" validate:"min=0"`
+}
+
 // newItemSite checks the title of a new collection or document and loads the
 // site its body names (bodySite, at editor level), which must be in the
 // body's optional tenant_id: absent (0) or the site's tenant is accepted,
 // any other tenant is 400.
-func (s *Server) newItemSite(c *fiber.Ctx, title string, siteID, tenantID int64) (string, *models.Site, error) {
-	title, err := requiredTitle(title)
+func (s *Server) newItemSite(c *fiber.Ctx, in NewItem) (string, *models.Site, error) {
+	title, err := requiredTitle(in.Title)
 	if err != nil {
 		return "", nil, err
 	}
-	site, err := s.bodySite(c, siteID, EditorUp)
+	site, err := s.bodySite(c, in.SiteID, EditorUp)
 	if err != nil {
 		return "", nil, err
 	}
-	if tenantID != 0 && tenantID != site.TenantID {
-		return "", nil, BadRequest("tenant_id: site %d belongs to tenant %d, not %d", site.ID, site.TenantID, tenantID)
+	if in.TenantID != 0 && in.TenantID != site.TenantID {
+		return "", nil, BadRequest("tenant_id: site %d belongs to tenant %d, not %d", site.ID, site.TenantID, in.TenantID)
 	}
 	return title, site, nil
 }
