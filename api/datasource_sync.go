@@ -296,16 +296,7 @@ func (s *Server) applySchedule(c *fiber.Ctx, ds *models.DataSource, set *models.
 	}
 	var exists *serviceerror.AlreadyExists
 	if errors.As(err, &exists) || errors.Is(err, temporal.ErrScheduleAlreadyRunning) {
-		err = tc.ScheduleClient().GetHandle(ctx, id).Update(ctx, client.ScheduleUpdateOptions{
-			DoUpdate: func(u client.ScheduleUpdateInput) (*client.ScheduleUpdate, error) {
-				sch := u.Description.Schedule
-				sch.Spec, sch.Action = &spec, action
-				if sch.Policy == nil {
-					sch.Policy = &client.SchedulePolicies{}
-				}
-				sch.Policy.Overlap = enumspb.SCHEDULE_OVERLAP_POLICY_SKIP
-				return &client.ScheduleUpdate{Schedule: &sch}, nil
-			}})
+		err = workflows.UpdateSchedule(ctx, tc.ScheduleClient(), id, spec, action)
 	}
 	if err != nil {
 		var ia *serviceerror.InvalidArgument

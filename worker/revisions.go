@@ -34,17 +34,7 @@ func EnsurePruneSchedule(ctx context.Context, d *deps.Deps) error {
 	if !errors.Is(err, temporal.ErrScheduleAlreadyRunning) {
 		return err
 	}
-	return sc.GetHandle(ctx, id).Update(ctx, client.ScheduleUpdateOptions{
-		DoUpdate: func(in client.ScheduleUpdateInput) (*client.ScheduleUpdate, error) {
-			s := in.Description.Schedule
-			s.Spec, s.Action = &spec, action
-			if s.Policy == nil {
-				s.Policy = &client.SchedulePolicies{}
-			}
-			s.Policy.Overlap = enumspb.SCHEDULE_OVERLAP_POLICY_SKIP
-			return &client.ScheduleUpdate{Schedule: &s}, nil
-		},
-	})
+	return workflows.UpdateSchedule(ctx, sc, id, spec, action)
 }
 
 // ensurePruneSchedule runs EnsurePruneSchedule once; a failure is logged
