@@ -59,29 +59,31 @@ func (a *Sync) planRepo(ctx context.Context, ds *models.DataSource, known func()
 
 // prefetch is a fetch begun with a run, before the run took its data source.
 type prefetch struct {
+	done chan struct{}
 	id   int64
 	cfg  gitsrc.Config
-	done chan struct{}
-	r    *gitsrc.Repo
+	r    *gitsrc.Repo // nil, nil: nothing was fetched (not a clone of a git data source)
 	err  error
 }
 
 // prefetch begins fetching a git data source's branch when it has a clone
-// (a first sync clones in its plan activity, heartbeating); nil otherwise.
+// (a first sync clones in its plan activity, heartbeating). The data source
+// is read in the fetch's goroutine, so the fetch, the slowest step of a
+// re-sync, starts at once.
 func (a *Sync) prefetch(ctx context.Context, dataSourceID int64) *prefetch {
-	ds, err := a.DB.GetDataSource(ctx, dataSourceID)
-	if err != nil || ds.Type != models.DataSourceGit {
-		return nil
-	}
-	var cfg gitsrc.Config
-	cl := a.gitClient()
-	if json.Unmarshal([]byte(ds.Config), &cfg) != nil || !cl.Cloned(ds.ID, cfg) {
-		return nil
-	}
-	f := &prefetch{id: ds.ID, cfg: cfg, done: make(chan struct{})}
+	f := &prefetch{done: make(chan struct{})}
 	go func() {
 		defer close(f.done)
-		f.r, f.err = cl.Open(ctx, ds.ID, cfg, true, "")
+		ds, err := a.DB.GetDataSource(ctx, dataSourceID)
+		if err != nil || ds.Type != models.DataSourceGit {
+			return
+		}
+		cl := a.gitClient()
+		if json.Unmarshal([]byte(ds.Config), &f.cfg) != nil || !cl.Cloned(ds.ID, f.cfg) {
+			return
+		}
+		f.id = ds.ID
+		f.r, f.err = cl.Open(ctx, ds.ID, f.cfg, true, "")
 	}()
 	return f
 }
@@ -96,10 +98,13 @@ func (f *prefetch) wait() {
 // repo is the fetch's clone when it is of this data source and config
 // (nil, nil: fetch now).
 func (f *prefetch) repo(id int64, cfg gitsrc.Config) (*gitsrc.Repo, error) {
-	if f == nil || f.id != id || f.cfg.URL != cfg.URL || f.cfg.Branch != cfg.Branch || f.cfg.Token != cfg.Token {
+	if f == nil {
 		return nil, nil
 	}
 	f.wait()
+	if f.id != id || f.cfg.URL != cfg.URL || f.cfg.Branch != cfg.Branch || f.cfg.Token != cfg.Token {
+		return nil, nil
+	}
 	return f.r, f.err
 }
 
