@@ -189,10 +189,7 @@ func (s *Server) getCollection(c *fiber.Ctx) error {
 
 func (s *Server) createCollection(c *fiber.Ctx) error {
 	var in CollectionCreate
-	if err := bindJSON(c, &in); err != nil {
-		return err
-	}
-	title, site, err := s.newItemSite(c, in.NewItem)
+	title, site, err := s.bindNewItem(c, &in)
 	if err != nil {
 		return err
 	}

@@ -279,10 +279,7 @@ func startedJob(c *fiber.Ctx) *string {
 
 func (s *Server) createDocument(c *fiber.Ctx) error {
 	var in DocumentCreate
-	if err := bindJSON(c, &in); err != nil {
-		return err
-	}
-	title, site, err := s.newItemSite(c, in.NewItem)
+	title, site, err := s.bindNewItem(c, &in)
 	if err != nil {
 		return err
 	}

@@ -70,6 +70,17 @@ type NewItem struct {
 	TenantID int64  `json:"tenant_id" doc:"optional; must be the site's tenant (400 otherwise)" validate:"min=0"`
 }
 
+func (n *NewItem) newItem() NewItem { return *n }
+
+// bindNewItem binds a create body that embeds NewItem (in, a pointer to it)
+// and checks its title and site with newItemSite.
+func (s *Server) bindNewItem(c *fiber.Ctx, in interface{ newItem() NewItem }) (string, *models.Site, error) {
+	if err := bindJSON(c, in); err != nil {
+		return "", nil, err
+	}
+	return s.newItemSite(c, in.newItem())
+}
+
 // newItemSite checks the title of a new collection or document and loads the
 // site its body names (bodySite, at editor level), which must be in the
 // body's optional tenant_id: absent (0) or the site's tenant is accepted,
