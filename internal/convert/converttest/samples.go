@@ -272,22 +272,23 @@ func PDF(password string) []byte {
 	f.SetFont("Helvetica", "", 11)
 	f.MultiCell(400, 14, "The import pipeline converts files from many formats into clean Markdown documents. It keeps the reading order of the text layer.", "", "L", false)
 	f.Ln(10)
-	f.SetFont("Helvetica", "B", 16)
-	f.Cell(0, 20, "Results")
-	f.Ln(26)
-	f.SetFont("Helvetica", "", 11)
-	f.MultiCell(400, 14, "Every file became one document, and a bad file failed alone.", "", "L", false)
+	pdfSection(f, "Results", "Every file became one document, and a bad file failed alone.")
 	f.AddPage()
-	f.SetFont("Helvetica", "B", 16)
-	f.Cell(0, 20, "Next Steps")
-	f.Ln(26)
-	f.SetFont("Helvetica", "", 11)
-	f.MultiCell(400, 14, "Ship the connector for external buckets.", "", "L", false)
+	pdfSection(f, "Next Steps", "Ship the connector for external buckets.")
 	var b bytes.Buffer
 	if err := f.Output(&b); err != nil {
 		panic(fmt.Sprintf("converttest: write pdf: %v", err))
 	}
 	return b.Bytes()
+}
+
+// pdfSection writes a 16 pt section heading and its 11 pt body text.
+func pdfSection(f *fpdf.Fpdf, heading, body string) {
+	f.SetFont("Helvetica", "B", 16)
+	f.Cell(0, 20, heading)
+	f.Ln(26)
+	f.SetFont("Helvetica", "", 11)
+	f.MultiCell(400, 14, body, "", "L", false)
 }
 
 // ScannedPDF is a PDF page holding only a picture: no text layer.
