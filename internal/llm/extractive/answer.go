@@ -81,12 +81,16 @@ func newCorpus(query string, passages []passage) *corpus {
 		lastSeg := -2 // the segment the previous unit came from
 		for si, seg := range p.segments {
 			ctx := termSet(p.title, seg.heading)
-			switch seg.kind {
-			case segHeading, segRow:
+			switch {
+			case seg.kind == segHeading, seg.kind == segRow && !describes(seg.text):
 				// Said by the page, but not quotable: a heading is what the
-				// sentences under it are about, a row lacks its header.
+				// sentences under it are about, and a row of short cells
+				// ("Debian – lore.deb") lacks the header that says what
+				// they are. A row with a cell that is a statement (a
+				// reference table's "L – last – Stop the rewriting process
+				// immediately") is quoted like a sentence.
 				analyze.Each(seg.text, func(t string) { all[t] = true })
-			case segCode:
+			case seg.kind == segCode:
 				code := boundCode(seg.text)
 				terms := termSet(seg.text)
 				for t := range terms {
@@ -176,6 +180,17 @@ var (
 	reMarkdownImage = regexp.MustCompile(`!\[([^\]]*)\]\([^)]*\)`)
 	reMarkdownLink  = regexp.MustCompile(`\[([^\]]*)\]\([^)]*\)`)
 )
+
+// describes reports whether a table row (cells joined by " – ") has a cell
+// of at least five words: a description, not only names and values.
+func describes(row string) bool {
+	for _, cell := range strings.Split(row, " – ") {
+		if len(strings.Fields(cell)) >= 5 {
+			return true
+		}
+	}
+	return false
+}
 
 // boundCode cuts a code block to maxCodeLines lines and maxCodeRunes runes.
 func boundCode(code string) string {

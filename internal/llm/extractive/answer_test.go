@@ -309,3 +309,18 @@ func TestQuestionPartsIgnoreURLQueries(t *testing.T) {
 		t.Errorf("two questions gave %d parts: %v", len(got), got)
 	}
 }
+
+// A reference table's row that describes (a cell of five words or more) is
+// quoted like a sentence; a row of names and values is not.
+func TestAnswerQuotesADescribingTableRow(t *testing.T) {
+	page := "[1] RewriteRule Flags (relevance 0.8)\n" +
+		"# RewriteRule Flags > Flag Quick Reference\n" +
+		"| Flag | Long form | Meaning |\n|---|---|---|\n" +
+		"| L | last | Stop the rewriting process immediately and apply no more rules. |\n" +
+		"| R | redirect | Forces an external redirect with an optional status code. |\n"
+	got := ask(t, "What does the last flag do to the rewriting process?", page)
+	if !strings.Contains(got, "Stop the rewriting process immediately") || !strings.Contains(got, "[1]") {
+		t.Errorf("the describing row is not the answer: %q", got)
+	}
+	checkCited(t, got, page)
+}

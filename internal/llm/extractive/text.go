@@ -38,7 +38,8 @@ type segment struct {
 // ("[...]"), headings, list items, quotes, table rows and fenced code.
 // Wrapped lines of one paragraph are joined; a table's rule row and header
 // row are dropped (they hold no statement), its other rows become their
-// cells joined by " – " (for summaries; answers do not quote them).
+// cells joined by " – " (for summaries, and answers quote a row that
+// describes, see describes).
 func segments(text string) []segment {
 	var (
 		out     []segment
