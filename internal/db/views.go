@@ -165,45 +165,46 @@ func (r *ViewRecorder) write(ctx context.Context, events []models.ViewEvent, cou
 		if r.db.Postgres() {
 			row = "(CAST(? AS BIGINT), CAST(? AS BIGINT), CAST(? AS TEXT), CAST(? AS TEXT), CAST(? AS TEXT), CAST(? AS TIMESTAMPTZ))"
 		}
-		for start := 0; start < len(events); start += insertBatch {
-			end := min(start+insertBatch, len(events))
-			var q strings.Builder
-			args := make([]any, 0, 6*(end-start))
-			q.WriteString("WITH v(site_id, document_id, ip, user_agent, referer, created_at) AS (VALUES ")
-			for i, e := range events[start:end] {
-				if i > 0 {
-					q.WriteString(", ")
-				}
-				q.WriteString(row)
-				args = append(args, e.SiteID, e.DocumentID, e.IP, e.UserAgent, e.Referer, e.CreatedAt)
-			}
-			q.WriteString(") INSERT INTO view_events (site_id, document_id, ip, user_agent, referer, created_at) " +
-				"SELECT site_id, document_id, ip, user_agent, referer, created_at FROM v " +
-				"WHERE EXISTS (SELECT 1 FROM documents d WHERE d.id = v.document_id)")
-			if _, err := tx.ExecContext(ctx, q.String(), args...); err != nil {
-				return err
-			}
+		err := execValues(ctx, tx, len(events), 6, "WITH v(site_id, document_id, ip, user_agent, referer, created_at) AS (VALUES ", row,
+			") INSERT INTO view_events (site_id, document_id, ip, user_agent, referer, created_at) "+
+				"SELECT site_id, document_id, ip, user_agent, referer, created_at FROM v "+
+				"WHERE EXISTS (SELECT 1 FROM documents d WHERE d.id = v.document_id)",
+			func(i int, args []any) []any {
+				e := events[i]
+				return append(args, e.SiteID, e.DocumentID, e.IP, e.UserAgent, e.Referer, e.CreatedAt)
+			})
+		if err != nil {
+			return err
 		}
 		// One statement adds every document's new views (not one per document).
-		for start := 0; start < len(ids); start += insertBatch {
-			end := min(start+insertBatch, len(ids))
-			var q strings.Builder
-			args := make([]any, 0, 2*(end-start))
-			q.WriteString("WITH v(id, n) AS (VALUES ")
-			for i, id := range ids[start:end] {
-				if i > 0 {
-					q.WriteString(", ")
-				}
-				q.WriteString("(CAST(? AS BIGINT), CAST(? AS BIGINT))")
-				args = append(args, id, counts[id])
-			}
-			q.WriteString(") UPDATE documents SET views = documents.views + v.n FROM v WHERE documents.id = v.id")
-			if _, err := tx.ExecContext(ctx, q.String(), args...); err != nil {
-				return err
-			}
-		}
-		return nil
+		return execValues(ctx, tx, len(ids), 2, "WITH v(id, n) AS (VALUES ", "(CAST(? AS BIGINT), CAST(? AS BIGINT))",
+			") UPDATE documents SET views = documents.views + v.n FROM v WHERE documents.id = v.id",
+			func(i int, args []any) []any { return append(args, ids[i], counts[ids[i]]) })
 	})
+}
+
+// execValues runs head, a VALUES list of n rows and tail as statements of at
+// most insertBatch rows each: row is one row's placeholders (width of them)
+// and add appends row i's arguments.
+func execValues(ctx context.Context, tx bun.Tx, n, width int, head, row, tail string, add func(i int, args []any) []any) error {
+	for start := 0; start < n; start += insertBatch {
+		end := min(start+insertBatch, n)
+		var q strings.Builder
+		args := make([]any, 0, width*(end-start))
+		q.WriteString(head)
+		for i := start; i < end; i++ {
+			if i > start {
+				q.WriteString(", ")
+			}
+			q.WriteString(row)
+			args = add(i, args)
+		}
+		q.WriteString(tail)
+		if _, err := tx.ExecContext(ctx, q.String(), args...); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // writePG is write for PostgreSQL: each statement takes its rows as a few
