@@ -307,17 +307,7 @@ func (d *DB) DeleteSiteDocuments(ctx context.Context, siteID int64, batch int) (
 
 func deleteSiteDocuments(ctx context.Context, db bun.IDB, siteID int64, batch int) (int, error) {
 	if batch <= 0 {
-		for _, m := range []any{(*models.ViewEvent)(nil), (*models.Chunk)(nil), (*models.DocumentRevision)(nil)} {
-			if _, err := db.NewDelete().Model(m).Where("site_id = ?", siteID).Exec(ctx); err != nil {
-				return 0, err
-			}
-		}
-		res, err := db.NewDelete().Model((*models.Document)(nil)).Where("site_id = ?", siteID).Exec(ctx)
-		if err != nil {
-			return 0, err
-		}
-		n, _ := res.RowsAffected()
-		return int(n), nil
+		return deleteWithDependents(ctx, db, documentDependents, "site_id = ?", siteID, (*models.Document)(nil), "site_id = ?", siteID)
 	}
 	// Any batch of the site's documents will do: no ORDER BY, so the site's
 	// index gives the first rows at once (ordering by id sorted every
@@ -328,12 +318,22 @@ func deleteSiteDocuments(ctx context.Context, db bun.IDB, siteID int64, batch in
 	if err != nil || len(ids) == 0 {
 		return 0, err
 	}
-	for _, m := range []any{(*models.ViewEvent)(nil), (*models.Chunk)(nil), (*models.DocumentRevision)(nil)} {
-		if _, err := db.NewDelete().Model(m).Where("document_id IN (?)", bun.List(ids)).Exec(ctx); err != nil {
+	return deleteWithDependents(ctx, db, documentDependents, "document_id IN (?)", bun.List(ids), (*models.Document)(nil), "id IN (?)", bun.List(ids))
+}
+
+// documentDependents are the tables whose rows belong to a document.
+var documentDependents = []any{(*models.ViewEvent)(nil), (*models.Chunk)(nil), (*models.DocumentRevision)(nil)}
+
+// deleteWithDependents deletes the rows of each of deps that depWhere (with
+// depArg) selects, then the rows of owner that ownerWhere selects, and
+// answers how many of owner's it removed.
+func deleteWithDependents(ctx context.Context, db bun.IDB, deps []any, depWhere string, depArg any, owner any, ownerWhere string, ownerArg any) (int, error) {
+	for _, m := range deps {
+		if _, err := db.NewDelete().Model(m).Where(depWhere, depArg).Exec(ctx); err != nil {
 			return 0, err
 		}
 	}
-	res, err := db.NewDelete().Model((*models.Document)(nil)).Where("id IN (?)", bun.List(ids)).Exec(ctx)
+	res, err := db.NewDelete().Model(owner).Where(ownerWhere, ownerArg).Exec(ctx)
 	if err != nil {
 		return 0, err
 	}
@@ -356,17 +356,8 @@ func (d *DB) DeleteSiteChats(ctx context.Context, siteID int64) (int, error) {
 
 func deleteSiteChats(ctx context.Context, db bun.IDB, siteID int64) (int, error) {
 	threads := db.NewSelect().Model((*models.ChatSession)(nil)).Column("thread_id").Where("site_id = ?", siteID)
-	for _, m := range []any{(*models.ChatMessage)(nil), (*models.ToolResult)(nil), (*models.Feedback)(nil)} {
-		if _, err := db.NewDelete().Model(m).Where("thread_id IN (?)", threads).Exec(ctx); err != nil {
-			return 0, err
-		}
-	}
-	res, err := db.NewDelete().Model((*models.ChatSession)(nil)).Where("site_id = ?", siteID).Exec(ctx)
-	if err != nil {
-		return 0, err
-	}
-	n, _ := res.RowsAffected()
-	return int(n), nil
+	return deleteWithDependents(ctx, db, []any{(*models.ChatMessage)(nil), (*models.ToolResult)(nil), (*models.Feedback)(nil)},
+		"thread_id IN (?)", threads, (*models.ChatSession)(nil), "site_id = ?", siteID)
 }
 
 // DeleteSiteCollections deletes every collection of the site. Idempotent; run
