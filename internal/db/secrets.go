@@ -33,13 +33,19 @@ func (d *DB) withSealed(field *string, write func() error) error {
 	return err
 }
 
-func (d *DB) openSite(s *models.Site) error {
-	v, err := d.openDoc(s.BotConfig)
+// openField opens the stored document *field in place; an error names the
+// row with format and args.
+func (d *DB) openField(field *string, format string, args ...any) error {
+	v, err := d.openDoc(*field)
 	if err != nil {
-		return fmt.Errorf("site %d bot_config: %w", s.ID, err)
+		return fmt.Errorf(format+": %w", append(args, err)...)
 	}
-	s.BotConfig = v
+	*field = v
 	return nil
+}
+
+func (d *DB) openSite(s *models.Site) error {
+	return d.openField(&s.BotConfig, "site %d bot_config", s.ID)
 }
 
 func (d *DB) openSites(sites []models.Site) error {
@@ -52,21 +58,11 @@ func (d *DB) openSites(sites []models.Site) error {
 }
 
 func (d *DB) openDataSource(ds *models.DataSource) error {
-	v, err := d.openDoc(ds.Config)
-	if err != nil {
-		return fmt.Errorf("data source %d config: %w", ds.ID, err)
-	}
-	ds.Config = v
-	return nil
+	return d.openField(&ds.Config, "data source %d config", ds.ID)
 }
 
 func (d *DB) openConfig(row *models.SystemConfig) error {
-	v, err := d.openDoc(row.Value)
-	if err != nil {
-		return fmt.Errorf("system config %q of tenant %d: %w", row.ConfigKey, row.TenantID, err)
-	}
-	row.Value = v
-	return nil
+	return d.openField(&row.Value, "system config %q of tenant %d", row.ConfigKey, row.TenantID)
 }
 
 // secretColumns are the stored documents with secrets: table, key column,
