@@ -465,29 +465,21 @@ func (e source) str(k, def string) string {
 	return def
 }
 
-func (e source) int(k string, def int) int {
-	if v, err := strconv.Atoi(e.raw(k, def)); err == nil {
-		return v
-	}
-	return def
-}
+func (e source) int(k string, def int) int { return parsed(e, k, def, strconv.Atoi) }
 
 func (e source) float(k string, def float64) float64 {
-	if v, err := strconv.ParseFloat(e.raw(k, def), 64); err == nil {
-		return v
-	}
-	return def
+	return parsed(e, k, def, func(v string) (float64, error) { return strconv.ParseFloat(v, 64) })
 }
 
-func (e source) bool(k string, def bool) bool {
-	if v, err := strconv.ParseBool(e.raw(k, def)); err == nil {
-		return v
-	}
-	return def
-}
+func (e source) bool(k string, def bool) bool { return parsed(e, k, def, strconv.ParseBool) }
 
 func (e source) dur(k string, def time.Duration) time.Duration {
-	if v, err := time.ParseDuration(e.raw(k, def)); err == nil {
+	return parsed(e, k, def, time.ParseDuration)
+}
+
+// parsed reads k with parse; an unset or unparsable value gives def.
+func parsed[T any](e source, k string, def T, parse func(string) (T, error)) T {
+	if v, err := parse(e.raw(k, def)); err == nil {
 		return v
 	}
 	return def
