@@ -65,6 +65,17 @@ type Metrics struct {
 	cache *cacheCollector
 }
 
+// counterVec is a counter family with its help text and label names.
+func counterVec(name, help string, labels ...string) *prometheus.CounterVec {
+	return prometheus.NewCounterVec(prometheus.CounterOpts{Name: name, Help: help}, labels)
+}
+
+// histogramVec is a histogram family with its buckets, help text and label
+// names.
+func histogramVec(name string, buckets []float64, help string, labels ...string) *prometheus.HistogramVec {
+	return prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: name, Help: help, Buckets: buckets}, labels)
+}
+
 // New builds the registry with every Lore metric plus the Go runtime and
 // process collectors (memory, goroutines, GC, open fds, CPU), which are what an
 // operator looks at first when the service misbehaves.
@@ -72,46 +83,24 @@ func New() *Metrics {
 	reg := prometheus.NewRegistry()
 	m := &Metrics{
 		reg: reg,
-		httpRequests: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "lore_http_requests_total",
-			Help: "HTTP requests served, by method, route template and status code.",
-		}, []string{"method", "route", "status"}),
-		httpDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
-			Name:    "lore_http_request_duration_seconds",
-			Help:    "HTTP request latency, by method and route template.",
-			Buckets: httpBuckets,
-		}, []string{"method", "route"}),
-		activityTotal: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "lore_activity_total",
-			Help: "Temporal activity executions on this worker, by activity type and outcome.",
-		}, []string{"activity", "outcome"}),
-		activityDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
-			Name:    "lore_activity_duration_seconds",
-			Help:    "Temporal activity execution time on this worker, by activity type.",
-			Buckets: activityBuckets,
-		}, []string{"activity"}),
-		workflowTotal: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "lore_workflow_total",
-			Help: "Temporal workflow runs that closed on this worker (never counted during replay), by workflow type and outcome.",
-		}, []string{"workflow", "outcome"}),
-		workflowDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
-			Name:    "lore_workflow_duration_seconds",
-			Help:    "Temporal workflow run time from start to close (workflow clock), by workflow type.",
-			Buckets: workflowBuckets,
-		}, []string{"workflow"}),
-		modelDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
-			Name:    "lore_model_request_duration_seconds",
-			Help:    "Latency of model calls, by kind (chat, embedding, rerank) and provider.",
-			Buckets: modelBuckets,
-		}, []string{"kind", "provider"}),
-		modelTokens: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "lore_model_tokens_total",
-			Help: "Tokens sent to (input) and received from (output) models, by kind and provider.",
-		}, []string{"kind", "provider", "direction"}),
-		modelErrors: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "lore_model_errors_total",
-			Help: "Model calls that returned an error, by kind and provider.",
-		}, []string{"kind", "provider"}),
+		httpRequests: counterVec("lore_http_requests_total",
+			"HTTP requests served, by method, route template and status code.", "method", "route", "status"),
+		httpDuration: histogramVec("lore_http_request_duration_seconds", httpBuckets,
+			"HTTP request latency, by method and route template.", "method", "route"),
+		activityTotal: counterVec("lore_activity_total",
+			"Temporal activity executions on this worker, by activity type and outcome.", "activity", "outcome"),
+		activityDuration: histogramVec("lore_activity_duration_seconds", activityBuckets,
+			"Temporal activity execution time on this worker, by activity type.", "activity"),
+		workflowTotal: counterVec("lore_workflow_total",
+			"Temporal workflow runs that closed on this worker (never counted during replay), by workflow type and outcome.", "workflow", "outcome"),
+		workflowDuration: histogramVec("lore_workflow_duration_seconds", workflowBuckets,
+			"Temporal workflow run time from start to close (workflow clock), by workflow type.", "workflow"),
+		modelDuration: histogramVec("lore_model_request_duration_seconds", modelBuckets,
+			"Latency of model calls, by kind (chat, embedding, rerank) and provider.", "kind", "provider"),
+		modelTokens: counterVec("lore_model_tokens_total",
+			"Tokens sent to (input) and received from (output) models, by kind and provider.", "kind", "provider", "direction"),
+		modelErrors: counterVec("lore_model_errors_total",
+			"Model calls that returned an error, by kind and provider.", "kind", "provider"),
 		cache: &cacheCollector{
 			hits: prometheus.NewDesc("lore_cache_hits_total",
 				"Cache lookups that found a value.", nil, nil),
