@@ -260,11 +260,8 @@ func (p Pipeline) rerank(ctx context.Context, siteID int64, query string, result
 		return nil, fmt.Errorf("%w: %w", ErrRerank, err)
 	}
 	out := scored(results, ranked)
-	var tsim map[int64]float64
 	if isLexical {
-		tsim = p.titleSimilarity(ctx, query, results)
-	}
-	if isLexical {
+		tsim := p.titleSimilarity(ctx, query, results)
 		blend(out, results, tsim)
 		if FeedbackWeight > 0 && st != nil && len(out) > FeedbackDocs {
 			// blend put each document's best passage first: the
