@@ -115,15 +115,22 @@ func TestTitleSimilarityLiftsAPageAboutTheQuestion(t *testing.T) {
 		{Hit: vector.Hit{DocumentID: 2, Title: "Erasing files", Text: "Use the tool to erase files."}},
 	}
 	m := matcher{Embedder: local.New(64), coverage: 0.5}
-	sim := Pipeline{Embedder: m}.titleSimilarity(context.Background(), "erase files", results)
+	sim := Pipeline{Embedder: m}.titleSimilarity(context.Background(), "erase files", nil, results)
 	if sim[2] != 0.5 || sim[1] >= sim[2] {
 		t.Fatalf("title shares %v, want the matching title at 0.5 (coverage) and the other below", sim)
 	}
-	if got := (Pipeline{Embedder: local.New(64)}).titleSimilarity(context.Background(), "erase files", results); got != nil {
+	qv, err := m.Embed(context.Background(), []string{"erase files"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if reused := (Pipeline{Embedder: m}).titleSimilarity(context.Background(), "erase files", qv[0], results); reused[1] != sim[1] || reused[2] != sim[2] {
+		t.Errorf("with the dense stage's query vector: %v, want %v", reused, sim)
+	}
+	if got := (Pipeline{Embedder: local.New(64)}).titleSimilarity(context.Background(), "erase files", nil, results); got != nil {
 		t.Errorf("an embedder without coverage was asked: %v", got)
 	}
 	m.coverage = 0
-	if got := (Pipeline{Embedder: m}).titleSimilarity(context.Background(), "erase files", results); got != nil {
+	if got := (Pipeline{Embedder: m}).titleSimilarity(context.Background(), "erase files", nil, results); got != nil {
 		t.Errorf("a question the embedder does not know got title shares %v", got)
 	}
 	// Two chunks alike in every other score: the title decides.

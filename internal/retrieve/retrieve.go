@@ -134,7 +134,7 @@ func (p Pipeline) Run(ctx context.Context, siteID int64, query string, opt Optio
 		}
 		keyword <- r
 	}()
-	dense, err := p.dense(ctx, siteID, query, opt)
+	dense, qvec, err := p.dense(ctx, siteID, query, opt)
 	if err != nil {
 		cancel() // the keyword half is of no use now
 		<-keyword
@@ -170,7 +170,7 @@ func (p Pipeline) Run(ctx context.Context, siteID int64, query string, opt Optio
 	}
 	pool := results
 	if opt.Stages.Rerank && p.Reranker != nil {
-		if results, err = p.rerank(ctx, siteID, query, results, opt.TopK, stats); err != nil {
+		if results, err = p.rerank(ctx, siteID, query, qvec, results, opt.TopK, stats); err != nil {
 			return nil, err
 		}
 	} else if len(results) > opt.TopK {
@@ -197,19 +197,20 @@ func (p Pipeline) denseWeight(query string, w float64) float64 {
 	return w * (0.5 + 0.5*c.Coverage(query))
 }
 
-// dense embeds the query and searches the site's vectors (nothing when the
-// stage is off).
-func (p Pipeline) dense(ctx context.Context, siteID int64, query string, opt Options) ([]vector.Hit, error) {
+// dense embeds the query and searches the site's vectors, returning the
+// hits and the query's vector (nothing when the stage is off).
+func (p Pipeline) dense(ctx context.Context, siteID int64, query string, opt Options) ([]vector.Hit, []float32, error) {
 	if !opt.Stages.Dense || p.Embedder == nil {
-		return nil, nil
+		return nil, nil, nil
 	}
 	t0 := time.Now()
 	vecs, err := p.Embedder.Embed(ctx, []string{query})
 	p.observe("embedding", p.Embedder.Model(), time.Since(t0), err)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrEmbed, err)
+		return nil, nil, fmt.Errorf("%w: %w", ErrEmbed, err)
 	}
-	return p.Store.Search(ctx, siteID, vecs[0], opt.RecallK, opt.Threshold)
+	hits, err := p.Store.Search(ctx, siteID, vecs[0], opt.RecallK, opt.Threshold)
+	return hits, vecs[0], err
 }
 
 func (p Pipeline) observe(kind, model string, took time.Duration, err error) {
@@ -236,7 +237,9 @@ func (p Pipeline) stats(ctx context.Context, siteID int64, terms []string) (*vec
 }
 
 // rerank orders results by the reranker and keeps the top k.
-func (p Pipeline) rerank(ctx context.Context, siteID int64, query string, results []Result, k int, st *vector.KeywordStats) ([]Result, error) {
+//
+// qvec is the query's embedding when the dense stage made one (nil else).
+func (p Pipeline) rerank(ctx context.Context, siteID int64, query string, qvec []float32, results []Result, k int, st *vector.KeywordStats) ([]Result, error) {
 	var ranked []rerank.Result
 	var err error
 	t0 := time.Now()
@@ -261,7 +264,7 @@ func (p Pipeline) rerank(ctx context.Context, siteID int64, query string, result
 	}
 	out := scored(results, ranked)
 	if isLexical {
-		tsim := p.titleSimilarity(ctx, query, results)
+		tsim := p.titleSimilarity(ctx, query, qvec, results)
 		blend(out, results, tsim)
 		if FeedbackWeight > 0 && st != nil && len(out) > FeedbackDocs {
 			// blend put each document's best passage first: the
@@ -409,8 +412,10 @@ func blend(out, results []Result, tsim map[int64]float64) {
 const TitleBlend = 0.5
 
 // titleSimilarity maps each candidate page to its title's TitleBlend share
-// (0..1), or nil when the embedder is not the learned one or fails.
-func (p Pipeline) titleSimilarity(ctx context.Context, query string, results []Result) map[int64]float64 {
+// (0..1), or nil when the embedder is not the learned one or fails. qvec is
+// the query's embedding if the dense stage made one; else it is embedded
+// with the titles.
+func (p Pipeline) titleSimilarity(ctx context.Context, query string, qvec []float32, results []Result) map[int64]float64 {
 	c, ok := embed.Unwrap(p.Embedder).(embed.Coverer)
 	if !ok {
 		return nil
@@ -420,7 +425,10 @@ func (p Pipeline) titleSimilarity(ctx context.Context, query string, results []R
 		return nil
 	}
 	var ids []int64
-	texts := []string{query}
+	var texts []string
+	if qvec == nil {
+		texts = append(texts, query)
+	}
 	seen := map[int64]bool{}
 	for _, r := range results {
 		if !seen[r.Hit.DocumentID] && r.Hit.Title != "" {
@@ -436,10 +444,13 @@ func (p Pipeline) titleSimilarity(ctx context.Context, query string, results []R
 	if err != nil || len(vecs) != len(texts) {
 		return nil // the title is a refinement; the ranking stands without it
 	}
+	if qvec == nil {
+		qvec, vecs = vecs[0], vecs[1:]
+	}
 	out := make(map[int64]float64, len(ids))
 	best := 0.0
 	for i, id := range ids {
-		out[id] = max(0, embed.Cosine(vecs[0], vecs[i+1]))
+		out[id] = max(0, embed.Cosine(qvec, vecs[i]))
 		best = max(best, out[id])
 	}
 	if best <= 0 {

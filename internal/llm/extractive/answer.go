@@ -152,11 +152,13 @@ func newCorpus(query string, passages []passage) *corpus {
 // image sources, and not only links. A lone heading word, "Yes.", a page's
 // "back to top" image link or a table of contents' entry cannot answer.
 func substantive(s string) bool {
-	s = reMarkdownImage.ReplaceAllString(s, "$1")
-	if !strings.ContainsFunc(reMarkdownLink.ReplaceAllString(s, ""), unicode.IsLetter) {
-		return false // only links: a table of contents' entry points, it does not state
+	if strings.Contains(s, "](") { // a Markdown link or image
+		s = reMarkdownImage.ReplaceAllString(s, "$1")
+		if !strings.ContainsFunc(reMarkdownLink.ReplaceAllString(s, ""), unicode.IsLetter) {
+			return false // only links: a table of contents' entry points, it does not state
+		}
+		s = reMarkdownLink.ReplaceAllString(s, "$1")
 	}
-	s = reMarkdownLink.ReplaceAllString(s, "$1")
 	n := 0.0
 	inWord := false
 	for _, r := range s {
@@ -181,10 +183,10 @@ var (
 	reMarkdownLink  = regexp.MustCompile(`\[([^\]]*)\]\([^)]*\)`)
 )
 
-// describes reports whether a table row (cells joined by " – ") has a cell
+// describes reports whether a table row (cells joined by cellSep) has a cell
 // of at least five words: a description, not only names and values.
 func describes(row string) bool {
-	for _, cell := range strings.Split(row, " – ") {
+	for _, cell := range strings.Split(row, cellSep) {
 		if len(strings.Fields(cell)) >= 5 {
 			return true
 		}

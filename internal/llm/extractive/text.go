@@ -34,6 +34,9 @@ type segment struct {
 	heading string
 }
 
+// cellSep joins a table row's cells in its segment's text.
+const cellSep = " – "
+
 // segments splits text into paragraphs (blank lines), fragment boundaries
 // ("[...]"), headings, list items, quotes, table rows and fenced code.
 // Wrapped lines of one paragraph are joined; a table's rule row and header
@@ -105,7 +108,7 @@ func segments(text string) []segment {
 				}
 			}
 			if n := len(out); len(cells) > 0 {
-				add(strings.Join(cells, " – "), segRow)
+				add(strings.Join(cells, cellSep), segRow)
 				lastRow = n
 			}
 		case listMarkerRe.MatchString(t) || strings.HasPrefix(t, ">"):
