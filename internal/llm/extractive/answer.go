@@ -42,6 +42,13 @@ const contextShare = 0.5
 // that holds clearly more of the question (the fifth passage keeps 5/6).
 func rankPrior(rank int) float64 { return 1 / (1 + float64(rank)/25) }
 
+// leadMargin is how much more of the question's weight (support, 0..1) a
+// sentence of a later relevant passage must state than the first relevant
+// passage's best sentence to lead the answer instead: a sentence stating
+// nearly all of the question beats one stating under half of it, while
+// near-ties keep the search's order.
+const leadMargin = 0.4
+
 // --- answering ---
 
 // unit is a sentence (or a code block) that may be quoted.
@@ -358,8 +365,13 @@ func answer(query string, passages []passage) string {
 
 	// The search's first relevant passage leads with its best sentence:
 	// the search ranks pages better than one sentence's words can, and the
-	// first citation is the one a reader follows. (A question of several
-	// parts is answered part by part, in its own order.)
+	// first citation is the one a reader follows. Unless another relevant
+	// passage has a sentence that states clearly more of the question
+	// (leadMargin): "Returns the string path of the current user's home
+	// directory" answers "Where is the current user's home directory?"
+	// better than the first page's sentence that says "directory" once.
+	// (A question of several parts is answered part by part, in its own
+	// order.)
 	lead, lscore := -1, 0.0
 	for i, u := range c.units {
 		if len(c.parts) != 1 {
@@ -378,6 +390,15 @@ func answer(query string, passages []passage) string {
 		}
 	}
 	if lead >= 0 {
+		ls, _ := score(lead, c.parts[0])
+		for i, u := range c.units {
+			if !relevant[u.passage] || u.passage == c.units[lead].passage {
+				continue
+			}
+			if s, _ := score(i, c.parts[0]); s >= ls+leadMargin {
+				lead, ls = i, s
+			}
+		}
 		pick(lead, 0)
 	}
 	// Each part the passages support gets its best sentence: from a
@@ -465,7 +486,7 @@ func answer(query string, passages []passage) string {
 		}
 		picked = []int{bi}
 	}
-	return c.render(picked, forPart)
+	return c.render(picked, forPart, lead)
 }
 
 // states reports whether unit i itself says a countable term of p.
@@ -485,15 +506,19 @@ func (c *corpus) addsTerm(i int, p part, covered map[string]bool) bool {
 	return false
 }
 
-// render writes the picked units, grouped by passage (groups in the order
-// of the question part each first answers, then in the search's order, so
-// the first citation is the best-ranked passage that answers) and in
+// render writes the picked units, grouped by passage (the lead's passage
+// first, then groups in the order of the question part each first answers,
+// then in the search's order, so the first citation is the passage that
+// answers best) and in
 // passage order within a group, each cited with its passage's number.
-func (c *corpus) render(picked []int, forPart map[int]int) string {
+func (c *corpus) render(picked []int, forPart map[int]int, lead int) string {
 	first := map[int]int{} // passage -> rank of the group
 	for _, i := range picked {
 		pi := c.units[i].passage
 		key := forPart[i]*len(c.passages) + pi
+		if i == lead {
+			key = -1
+		}
 		if r, ok := first[pi]; !ok || key < r {
 			first[pi] = key
 		}

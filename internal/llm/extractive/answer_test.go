@@ -284,6 +284,22 @@ func TestAnswerLeadsWithTheFirstRelevantPassage(t *testing.T) {
 	checkCited(t, got, tool)
 }
 
+// A later relevant passage leads when one of its sentences states clearly
+// more of the question than any sentence of the first (leadMargin), and its
+// citation comes first in the answer.
+func TestAnswerLeadsWithASentenceThatStatesTheQuestion(t *testing.T) {
+	tool := "[1] Path (relevance 0.80)\nResolves a sequence of paths into an absolute path. If no path is given, the current working directory is used.\n\n" +
+		"[2] OS (relevance 1.00)\nReturns the string path of the current user's home directory."
+	got := ask(t, "Where is the current user's home directory?", tool)
+	if !strings.HasPrefix(got, "Returns the string path of the current user's home directory. [2]") {
+		t.Errorf("answer %q does not lead with passage [2]", got)
+	}
+	if i, j := strings.Index(got, "[1]"), strings.Index(got, "[2]"); i >= 0 && i < j {
+		t.Errorf("answer %q cites [1] before [2]", got)
+	}
+	checkCited(t, got, tool)
+}
+
 // Link targets and image sources are not words a reader sees: a "back to
 // top" image link, or a bar of links, says nothing, while a sentence whose
 // words are links does.
