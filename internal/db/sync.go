@@ -205,7 +205,7 @@ func (d *DB) UpdateSyncedDocuments(ctx context.Context, ups []SyncedUpdate) (aft
 		for _, doc := range docs {
 			byID[doc.ID] = doc
 		}
-		var rows []*models.Document
+		var rows, olds []*models.Document
 		var words []string
 		var revs []*models.DocumentRevision
 		var items []*models.SyncItem
@@ -242,7 +242,7 @@ func (d *DB) UpdateSyncedDocuments(ctx context.Context, ups []SyncedUpdate) (aft
 			if !seen {
 				k = len(rows)
 				at[doc.ID] = k
-				rows, words = append(rows, doc), append(words, "")
+				rows, olds, words = append(rows, doc), append(olds, &old), append(words, "")
 			}
 			if d.Postgres() && (doc.Content != old.Content || words[k] != "") {
 				words[k] = ContentWords(doc.Content)
@@ -255,7 +255,7 @@ func (d *DB) UpdateSyncedDocuments(ctx context.Context, ups []SyncedUpdate) (aft
 		if len(rows) == 0 {
 			return nil
 		}
-		if err := d.updateSyncedRows(ctx, tx, rows, words); err != nil {
+		if err := d.updateSyncedRows(ctx, tx, rows, olds, words); err != nil {
 			return err
 		}
 		if err := d.saveRevisions(ctx, tx, revs); err != nil {

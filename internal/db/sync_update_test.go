@@ -68,8 +68,9 @@ func TestUpdateSyncedDocuments(t *testing.T) {
 // as UpdateDocument would each: a changed content is a new version (an
 // indexed document's vectors outdated, a revision, on PostgreSQL its
 // content words), an unchanged one keeps its version and gets no
-// revision; items that exist already are replaced, the other fields of
-// the documents (views, status) stay.
+// revision; a column one document changes is written for it and leaves the
+// others' alone; items that exist already are replaced, the other fields
+// of the documents (views, status) stay.
 func TestUpdateSyncedDocumentsBatch(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, d *db.DB) {
 		ctx := db.WithRevision(context.Background(), db.RevisionMeta{Source: models.RevisionSync, Author: "Repo"})
@@ -95,9 +96,15 @@ func TestUpdateSyncedDocumentsBatch(t *testing.T) {
 				content = doc.Content // the same bytes: no new version
 			}
 			ups = append(ups, db.SyncedUpdate{DocumentID: doc.ID,
-				Item:   &models.SyncItem{DataSourceID: 5, Key: fmt.Sprint(i, ".md"), SiteID: site.ID, Version: "v2", Ref: "c2", RunID: 2},
-				Change: func(doc *models.Document) error { doc.Content, doc.ReadingTime = content, 3; return nil },
-				Meta:   func(after *models.Document) string { return fmt.Sprintf(`{"v":%d}`, after.ContentVersion) }})
+				Item: &models.SyncItem{DataSourceID: 5, Key: fmt.Sprint(i, ".md"), SiteID: site.ID, Version: "v2", Ref: "c2", RunID: 2},
+				Change: func(doc *models.Document) error {
+					doc.Content, doc.ReadingTime = content, 3
+					if i == 2 {
+						doc.Title = "Renamed 2" // the title column is written for this row, the others keep theirs
+					}
+					return nil
+				},
+				Meta: func(after *models.Document) string { return fmt.Sprintf(`{"v":%d}`, after.ContentVersion) }})
 		}
 		after, missing, err := d.UpdateSyncedDocuments(ctx, ups)
 		if err != nil {
@@ -111,7 +118,11 @@ func TestUpdateSyncedDocumentsBatch(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if doc.ContentVersion != want || doc.ReadingTime != 3 || doc.Status != models.DocPublished || doc.ParseMeta == nil ||
+			title := fmt.Sprint("Doc ", i)
+			if i == 2 {
+				title = "Renamed 2"
+			}
+			if doc.ContentVersion != want || doc.ReadingTime != 3 || doc.Status != models.DocPublished || doc.ParseMeta == nil || doc.Title != title ||
 				*doc.ParseMeta != fmt.Sprintf(`{"v":%d}`, want) || !doc.UpdatedAt.After(docs[i].UpdatedAt.Add(-time.Millisecond)) {
 				t.Fatalf("document %d as stored: %+v", i, doc)
 			}

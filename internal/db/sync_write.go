@@ -62,36 +62,85 @@ var syncedDocColumns = []string{"id", "collection_id", "title", "content", "summ
 var syncedDocTypes = []string{"bigint", "bigint", "text", "text", "text", "text", "text", "text", "text", "text",
 	"text", "bigint", "bigint", "timestamptz", "text", "text"}
 
-// updateSyncedRows writes documents (their syncedDocColumns) in one
-// statement; words[i] are docs[i]'s content words on PostgreSQL ("" when
-// its content did not change).
-func (d *DB) updateSyncedRows(ctx context.Context, tx bun.Tx, docs []*models.Document, words []string) error {
-	cols := syncedDocColumns
-	if !d.Postgres() {
-		cols = cols[:len(cols)-1]
+// syncedDocValues are a document's syncedDocColumns values, less content_words.
+func (d *DB) syncedDocValues(tx bun.Tx, doc *models.Document) []any {
+	return []any{doc.ID, doc.CollectionID, doc.Title, doc.Content, doc.Summary, doc.CoverImage, doc.Category, doc.Author, doc.Tags,
+		doc.Status, doc.VectorStatus, doc.ContentVersion, doc.ReadingTime, d.timeArg(tx, doc.UpdatedAt), doc.ParseMeta}
+}
+
+// sameArg compares two syncedDocValues entries (pointers by what they point at).
+func sameArg(a, b any) bool {
+	switch x := a.(type) {
+	case *int64:
+		y := b.(*int64)
+		return x == y || (x != nil && y != nil && *x == *y)
+	case *string:
+		y := b.(*string)
+		return x == y || (x != nil && y != nil && *x == *y)
 	}
+	return a == b
+}
+
+// updateSyncedRows writes documents in one statement: the syncedDocColumns
+// that differ from olds[i] in some row, so the indexes of the columns a
+// sync leaves alone (status, collection, title…) are not rewritten;
+// words[i] are docs[i]'s content words on PostgreSQL ("" when its content
+// did not change).
+func (d *DB) updateSyncedRows(ctx context.Context, tx bun.Tx, docs, olds []*models.Document, words []string) error {
 	rows := make([][]any, len(docs))
+	changed := make([]bool, len(syncedDocColumns))
+	changed[0] = true // the id the rows are matched by
 	for i, doc := range docs {
-		rows[i] = []any{doc.ID, doc.CollectionID, doc.Title, doc.Content, doc.Summary, doc.CoverImage, doc.Category, doc.Author, doc.Tags,
-			doc.Status, doc.VectorStatus, doc.ContentVersion, doc.ReadingTime, d.timeArg(tx, doc.UpdatedAt), doc.ParseMeta}
+		rows[i] = d.syncedDocValues(tx, doc)
+		was := d.syncedDocValues(tx, olds[i])
+		for c := 1; c < len(was); c++ {
+			changed[c] = changed[c] || !sameArg(was[c], rows[i][c])
+		}
 		if d.Postgres() {
 			var w *string
 			if words[i] != "" {
 				w = &words[i]
+				changed[len(changed)-1] = true
 			}
 			rows[i] = append(rows[i], w)
 		}
 	}
-	set := make([]string, 0, len(cols)-1)
-	for _, c := range cols[1:] {
-		if c == "content_words" {
-			set = append(set, "content_words = COALESCE(_data.content_words, documents.content_words)")
+	var cols, types, set []string
+	for c, col := range syncedDocColumns {
+		if !changed[c] {
 			continue
 		}
-		set = append(set, c+" = _data."+c)
+		cols, types = append(cols, col), append(types, syncedDocTypes[c])
+		switch {
+		case c == 0:
+		case col == "content_words":
+			set = append(set, "content_words = COALESCE(_data.content_words, documents.content_words)")
+		default:
+			set = append(set, col+" = _data."+col)
+		}
 	}
-	return d.execRows(ctx, tx, "WITH _data ("+strings.Join(cols, ", ")+") AS (VALUES ", syncedDocTypes, rows,
-		") UPDATE documents SET "+strings.Join(set, ", ")+" FROM _data WHERE documents.id = _data.id")
+	if len(set) == 0 {
+		return nil
+	}
+	for i, row := range rows {
+		kept := row[:0:0]
+		for c, v := range row {
+			if changed[c] {
+				kept = append(kept, v)
+			}
+		}
+		rows[i] = kept
+	}
+	// OR FAIL on SQLite: an error fails the whole transaction anyway, and
+	// without ABORT's statement rollback the statement keeps no journal of
+	// the pages it changes (which for a batch of documents spills to a
+	// temporary file).
+	update := " UPDATE documents SET "
+	if !d.Postgres() {
+		update = " UPDATE OR FAIL documents SET "
+	}
+	return d.execRows(ctx, tx, "WITH _data ("+strings.Join(cols, ", ")+") AS (VALUES ", types, rows,
+		")"+update+strings.Join(set, ", ")+" FROM _data WHERE documents.id = _data.id")
 }
 
 // saveSyncItems writes items (insert or replace) in one statement, with
