@@ -62,7 +62,14 @@ type Chat struct {
 	// milliseconds: never one signal per token).
 	FlushInterval time.Duration
 
-	results toolResults // search results this process stored (toolresults.go)
+	results  toolResults                              // search results this process stored (toolresults.go)
+	contexts recent[turnKey, *db.ConversationContext] // the stored thread, as a turn's first model call read it
+}
+
+// turnKey names one turn of one run.
+type turnKey struct {
+	workflowID, runID, threadID string
+	startedAtMs                 int64
 }
 
 // TurnMessage is one message of the current turn as the workflow holds it:
@@ -238,10 +245,30 @@ func (a *Chat) cancelOnReaderGone(ctx context.Context, wfID string, cancel conte
 
 var errStreamDeadline = errors.New("stream deadline")
 
+// turnContext is the stored thread the turn's model calls read. It is the
+// same for each of them (the turn's own messages are stored after its last
+// one), so a later call in the process of the first (every call of a local
+// run) takes the first one's read instead of the same statement again.
+func (a *Chat) turnContext(ctx context.Context, in ModelTurnInput) (*db.ConversationContext, error) {
+	if !activity.IsActivity(ctx) {
+		return a.DB.LoadContext(ctx, in.ThreadID)
+	}
+	wf := activity.GetInfo(ctx).WorkflowExecution
+	key := turnKey{workflowID: wf.ID, runID: wf.RunID, threadID: in.ThreadID, startedAtMs: in.StartedAtMs}
+	if conv, ok := a.contexts.lookup(key, toolResultTTL, time.Now()); ok {
+		return conv, nil
+	}
+	conv, err := a.DB.LoadContext(ctx, in.ThreadID)
+	if err == nil {
+		a.contexts.add(key, conv, time.Now())
+	}
+	return conv, err
+}
+
 // buildMessages assembles system prompt, memory, stored history (which ends
 // with this turn's user message) and the turn's messages so far.
 func (a *Chat) buildMessages(ctx context.Context, in ModelTurnInput) ([]llm.Message, error) {
-	conv, err := a.DB.LoadContext(ctx, in.ThreadID)
+	conv, err := a.turnContext(ctx, in)
 	if err != nil {
 		return nil, err
 	}

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -157,7 +158,8 @@ func (a *Chat) visible(ctx context.Context, siteID int64, hits []vector.Hit) ([]
 	for _, h := range hits {
 		ids = append(ids, h.DocumentID)
 	}
-	ok, err := a.DB.SearchableDocuments(ctx, siteID, ids)
+	slices.Sort(ids) // each document once, however many of its chunks hit
+	ok, err := a.DB.SearchableDocuments(ctx, siteID, slices.Compact(ids))
 	if err != nil {
 		return nil, err
 	}

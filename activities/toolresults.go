@@ -22,8 +22,7 @@ import (
 // database row stays the source of truth (the tool-result endpoint and other
 // processes read it).
 type toolResults struct {
-	once  sync.Once
-	cache *lru.Cache[toolKey, toolEntry] // least recently used out past maxToolResults
+	recent[toolKey, toolEntry]
 }
 
 type toolKey struct{ thread, call string }
@@ -31,7 +30,6 @@ type toolKey struct{ thread, call string }
 type toolEntry struct {
 	content, hash string
 	parsed        storedResult // content decoded, for formatting without decoding again
-	at            time.Time
 }
 
 // toolResultTTL is how long an entry is served: far longer than a turn's
@@ -39,7 +37,41 @@ type toolEntry struct {
 const toolResultTTL = 2 * time.Minute
 
 // maxToolResults bounds the cache (the database still answers past it).
-const maxToolResults = 4096
+const maxToolResults = maxRecent
+
+// recent is what this process wrote or read a moment ago, for the next
+// steps of the same turn, which in local mode run in this process: at most
+// maxRecent entries (least recently used out), each served for a given time
+// after it was put. It is made on first use, so a zero Chat works.
+type recent[K comparable, V any] struct {
+	once  sync.Once
+	cache *lru.Cache[K, stamped[V]]
+}
+
+type stamped[V any] struct {
+	v  V
+	at time.Time
+}
+
+// maxRecent bounds each recent cache.
+const maxRecent = 4096
+
+func (c *recent[K, V]) entries() *lru.Cache[K, stamped[V]] {
+	c.once.Do(func() { c.cache, _ = lru.New[K, stamped[V]](maxRecent) })
+	return c.cache
+}
+
+func (c *recent[K, V]) add(k K, v V, now time.Time) { c.entries().Add(k, stamped[V]{v, now}) }
+
+// lookup returns the entry under k if it was put less than ttl before now.
+func (c *recent[K, V]) lookup(k K, ttl time.Duration, now time.Time) (V, bool) {
+	e, ok := c.entries().Get(k)
+	if !ok || now.Sub(e.at) > ttl {
+		var zero V
+		return zero, false
+	}
+	return e.v, true
+}
 
 // contentHash is the hash recorded for a stored result (SearchResult.ContentHash).
 func contentHash(content string) string {
@@ -47,14 +79,8 @@ func contentHash(content string) string {
 	return hex.EncodeToString(h[:16])
 }
 
-// entries is the cache, made on first use so a zero Chat works.
-func (c *toolResults) entries() *lru.Cache[toolKey, toolEntry] {
-	c.once.Do(func() { c.cache, _ = lru.New[toolKey, toolEntry](maxToolResults) })
-	return c.cache
-}
-
 func (c *toolResults) put(thread, call, content, hash string, parsed storedResult, now time.Time) {
-	c.entries().Add(toolKey{thread, call}, toolEntry{content: content, hash: hash, parsed: parsed, at: now})
+	c.add(toolKey{thread, call}, toolEntry{content: content, hash: hash, parsed: parsed}, now)
 }
 
 // get returns the entry stored under thread and call if its hash is hash and
@@ -63,8 +89,8 @@ func (c *toolResults) get(thread, call, hash string, now time.Time) (toolEntry, 
 	if hash == "" {
 		return toolEntry{}, false
 	}
-	e, ok := c.entries().Get(toolKey{thread, call})
-	if !ok || e.hash != hash || now.Sub(e.at) > toolResultTTL {
+	e, ok := c.lookup(toolKey{thread, call}, toolResultTTL, now)
+	if !ok || e.hash != hash {
 		return toolEntry{}, false
 	}
 	return e, true

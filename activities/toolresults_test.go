@@ -6,7 +6,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lorekb/lore/internal/db"
 	"github.com/lorekb/lore/models"
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/testsuite"
 )
 
 // The turn's later steps read a search result from the searching process's
@@ -66,5 +69,46 @@ func TestToolResultsBounded(t *testing.T) {
 	}
 	if n := c.entries().Len(); n > maxToolResults {
 		t.Fatalf("%d entries, want at most %d", n, maxToolResults)
+	}
+}
+
+// The model calls of one turn read the stored thread once: a later call of
+// the same run takes the first one's read (what is stored meanwhile is not
+// the turn's context), and another turn reads the database again.
+func TestModelCallsOfATurnReadTheThreadOnce(t *testing.T) {
+	f := newSearchFixture(t)
+	ctx := context.Background()
+	ts, err := f.d.DB.StartTurn(ctx, db.BeginTurn{ThreadID: "ctx-thread", TenantID: 1, SiteID: f.siteA, MemberID: "m",
+		Source: "web_chat", UserText: "how do I install it?", New: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var s testsuite.WorkflowTestSuite
+	env := s.NewTestActivityEnvironment()
+	counts := map[int64][]int{} // by turn start: the messages each call read
+	env.RegisterActivityWithOptions(func(ctx context.Context, in ModelTurnInput) error {
+		conv, err := f.a.turnContext(ctx, in)
+		if err == nil {
+			counts[in.StartedAtMs] = append(counts[in.StartedAtMs], len(conv.Messages))
+		}
+		return err
+	}, activity.RegisterOptions{Name: "read"})
+	read := func(startedAtMs int64) {
+		t.Helper()
+		if _, err := env.ExecuteActivity("read", ModelTurnInput{ThreadID: "ctx-thread", StartedAtMs: startedAtMs}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	read(1000)
+	if _, err := f.d.DB.PersistTurn(ctx, "ctx-thread", ts.Turn, []db.TurnRow{{Role: "assistant", Content: "answer", Sources: "[]", Extra: "{}"}}, 0); err != nil {
+		t.Fatal(err)
+	}
+	read(1000)
+	read(2000)
+	if got := counts[1000]; len(got) != 2 || got[0] != 1 || got[1] != 1 {
+		t.Errorf("the calls of one turn read %v messages, want the user's 1 both times", got)
+	}
+	if got := counts[2000]; len(got) != 1 || got[0] != 2 {
+		t.Errorf("another turn read %v messages, want 2 from the database", got)
 	}
 }

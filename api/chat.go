@@ -450,13 +450,13 @@ func (a *answer) sourceList() []chatevent.Source {
 }
 
 func (a *answer) add(ev workflows.ChatEvent) {
-	e := chatevent.Parse(ev.Data)
-	switch e.Type {
+	switch chatevent.TypeOf(ev.Data) {
 	case chatevent.TypeTextDelta:
-		a.text.WriteString(e.Delta)
+		text, _ := chatevent.TextOf(ev.Data)
+		a.text.WriteString(text)
 	case chatevent.TypeCompleted:
-		a.usage = e.Response.Usage
+		a.usage = chatevent.Parse(ev.Data).Response.Usage
 	case chatevent.TypeKnowledgeSources:
-		a.sources = append(a.sources, e.Sources...)
+		a.sources = append(a.sources, chatevent.Parse(ev.Data).Sources...)
 	}
 }

@@ -139,7 +139,7 @@ func (s *Server) followRun(ctx context.Context, wfID string, after int, own bool
 			quiet = false
 			last = ev.Seq
 			text := ""
-			switch chatevent.Parse(ev.Data).Type {
+			switch chatevent.TypeOf(ev.Data) {
 			case chatevent.TypeTextDelta:
 				text = string(ev.Data)
 			case chatevent.TypeCompleted:

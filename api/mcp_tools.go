@@ -485,10 +485,10 @@ func (s *Server) mcpAsk(ctx context.Context, req *mcp.CallToolRequest, cl *mcpCa
 		written := 0
 		onEvent = func(ev workflows.ChatEvent) {
 			a.add(ev)
-			if e := chatevent.Parse(ev.Data); e.Type == chatevent.TypeTextDelta && e.Delta != "" {
-				written += utf8.RuneCountInString(e.Delta)
+			if text, ok := chatevent.TextOf(ev.Data); ok && text != "" {
+				written += utf8.RuneCountInString(text)
 				_ = req.Session.NotifyProgress(rctx, &mcp.ProgressNotificationParams{ProgressToken: tok,
-					Progress: float64(written), Message: e.Delta})
+					Progress: float64(written), Message: text})
 			}
 		}
 	}

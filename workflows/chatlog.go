@@ -105,8 +105,8 @@ func (r *turnState) accept(b activities.EventBatch) {
 			ev.Origin = b.Origins[i]
 		}
 		r.events = append(r.events, ev)
-		if p := chatevent.Parse(e); p.Type == chatevent.TypeTextDelta {
-			r.partial += p.Delta
+		if text, ok := chatevent.TextOf(e); ok {
+			r.partial += text
 		}
 	}
 }

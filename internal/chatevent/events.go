@@ -6,6 +6,7 @@
 package chatevent
 
 import (
+	"bytes"
 	"encoding/json"
 )
 
@@ -208,4 +209,38 @@ func Parse(data []byte) Parsed {
 	var p Parsed
 	_ = json.Unmarshal(data, &p)
 	return p
+}
+
+// typePrefix starts every payload Encode writes.
+const typePrefix = `{"type":"`
+
+// TypeOf is Parse(data).Type without decoding the event: every reader of a
+// turn looks at the type of each of its events (most are text deltas), and
+// Encode writes it first. A payload written otherwise is parsed.
+func TypeOf(data []byte) Type {
+	if rest, ok := bytes.CutPrefix(data, []byte(typePrefix)); ok {
+		if i := bytes.IndexByte(rest, '"'); i >= 0 && bytes.IndexByte(rest[:i], '\\') < 0 {
+			return Type(rest[:i])
+		}
+	}
+	return Parse(data).Type
+}
+
+// textPrefix starts the payload Encode writes for a TextDelta.
+const textPrefix = typePrefix + string(TypeTextDelta) + `","delta":`
+
+// TextOf returns the text of a text delta event (ok false for any other
+// event), decoding only its one string field; the same as Parse for any
+// payload.
+func TextOf(data []byte) (string, bool) {
+	if rest, ok := bytes.CutPrefix(data, []byte(textPrefix)); ok {
+		var s string
+		if rest, ok = bytes.CutSuffix(rest, []byte("}")); ok && json.Unmarshal(rest, &s) == nil {
+			return s, true
+		}
+	}
+	if p := Parse(data); p.Type == TypeTextDelta {
+		return p.Delta, true
+	}
+	return "", false
 }

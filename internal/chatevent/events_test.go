@@ -47,3 +47,26 @@ func TestParseReadsTypeDeltaAndUsage(t *testing.T) {
 		t.Fatal("garbage parsed")
 	}
 }
+
+// TypeOf and TextOf read what Parse reads, from every encoded event and
+// from payloads Encode does not write.
+func TestTypeOfAndTextOfAgreeWithParse(t *testing.T) {
+	payloads := [][]byte{
+		Encode(NewCreated("auto-1")), Encode(ToolCallStarted{Tool: "t"}), Encode(TextDelta{Delta: "Hi"}),
+		Encode(TextDelta{Delta: "a \"quoted\" } brace\n"}), Encode(TextDelta{Delta: "日本"}),
+		Encode(NewCompleted("a", NewUsage(1, 2))), Encode(Error{Error: "x"}),
+		[]byte(`{"delta":"late","type":"response.output_text.delta"}`),
+		[]byte(`{"type":"response.output_text.delta","delta":"x","extra":1}`),
+		[]byte(`{"type":"respo\u006ese.created"}`), []byte("not json"), nil,
+	}
+	for _, b := range payloads {
+		p := Parse(b)
+		if got := TypeOf(b); got != p.Type {
+			t.Errorf("TypeOf(%s) = %q, Parse says %q", b, got, p.Type)
+		}
+		text, ok := TextOf(b)
+		if ok != (p.Type == TypeTextDelta) || text != p.Delta && ok {
+			t.Errorf("TextOf(%s) = %q, %v; Parse says %+v", b, text, ok, p)
+		}
+	}
+}

@@ -60,7 +60,8 @@ type run struct {
 	changed   chan struct{} // closed and replaced on every publish
 	cancel    chan struct{} // closed by Cancel
 	cancelled bool
-	last      time.Time
+	last      time.Time // of the last publish or use (the ttl counts from it)
+	published time.Time // of the last publish (WaitQuiet)
 }
 
 // New returns a hub that forgets a run ttl after its last event.
@@ -101,7 +102,7 @@ func (h *Hub) Publish(key string, ev Event) {
 	now := time.Now()
 	r := sh.get(key)
 	r.events = append(r.events, ev)
-	r.last = now
+	r.last, r.published = now, now
 	if ev.Origin == "" {
 		r.local = true
 	}
@@ -161,23 +162,35 @@ func (h *Hub) Cancelled(key string) <-chan struct{} {
 
 // WaitQuiet returns once no event has been published for the run during d
 // (or ctx ends). A reader that also has a slower source uses it to leave
-// that source alone while the hub delivers.
+// that source alone while the hub delivers. It wakes when a period it waited
+// for is over, not on every publish: a turn's every token would otherwise
+// wake its watcher too, besides its reader.
 func (h *Hub) WaitQuiet(ctx context.Context, key string, d time.Duration) {
+	since := time.Now()
 	t := time.NewTimer(d)
 	defer t.Stop()
 	for {
-		sh := h.lock(key)
-		ch := sh.get(key).changed
-		sh.mu.Unlock()
 		select {
 		case <-ctx.Done():
 			return
 		case <-t.C:
-			return
-		case <-ch:
-			t.Reset(d)
 		}
+		sh := h.lock(key)
+		last := sh.get(key).published
+		sh.mu.Unlock()
+		wait := time.Until(maxTime(since, last).Add(d))
+		if wait <= 0 {
+			return
+		}
+		t.Reset(wait)
 	}
+}
+
+func maxTime(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
 }
 
 // Local reports whether the run's workflow published here (its own events
