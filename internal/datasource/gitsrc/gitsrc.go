@@ -24,14 +24,18 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/go-git/go-billy/v5/osfs"
 	git "github.com/go-git/go-git/v5"
 	gitconfig "github.com/go-git/go-git/v5/config"
 	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/cache"
+	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/object"
 	"github.com/go-git/go-git/v5/plumbing/storer"
 	"github.com/go-git/go-git/v5/plumbing/transport"
 	"github.com/go-git/go-git/v5/plumbing/transport/client"
 	githttp "github.com/go-git/go-git/v5/plumbing/transport/http"
+	"github.com/go-git/go-git/v5/storage/filesystem"
 	"github.com/go-git/go-git/v5/storage/memory"
 )
 
@@ -284,10 +288,12 @@ type Repo struct {
 
 // cached is a clone opened once per process: opening one reads the index
 // of every pack, which a re-sync that finds little changed would otherwise
-// pay twice (plan, then apply). Its lock lets reads run together and keeps
-// them out of a fetch or a repack, which change the packs under them.
+// pay twice (plan, then apply). Its lock takes one operation at a time:
+// the storage keeps its packs open and reads them through shared file
+// positions, and a fetch or a repack changes them. A read holds it for
+// microseconds (converting a file happens outside).
 type cached struct {
-	mu   sync.RWMutex
+	mu   sync.Mutex
 	repo *git.Repository // nil until opened
 }
 
@@ -322,17 +328,18 @@ func (cl *Client) Open(ctx context.Context, id int64, cfg Config, fetch bool, wa
 	dir := cl.dir(id, cfg)
 	c := cachedAt(dir)
 	if !fetch && want != "" {
-		c.mu.RLock()
+		c.mu.Lock()
 		ok := c.repo != nil && c.has(want)
-		c.mu.RUnlock()
+		c.mu.Unlock()
 		if ok {
 			return &Repo{cfg: cfg, c: c}, nil
 		}
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if _, err := os.Stat(dir); err != nil {
-		c.repo = nil // removed under this process
+	if _, err := os.Stat(dir); err != nil && c.repo != nil {
+		c.closePacks() // removed under this process
+		c.repo = nil
 	}
 	if c.repo == nil {
 		repo, cloned, err := cl.openDir(ctx, dir, cfg)
@@ -384,17 +391,27 @@ func (c *cached) repack() {
 	c.reindex()
 }
 
-// reindex makes the storage list and read the packs again.
+// reindex makes the storage list and read the packs again (closing the
+// ones it holds open, some of which a repack removed).
 func (c *cached) reindex() {
+	c.closePacks()
 	if r, ok := c.repo.Storer.(interface{ Reindex() }); ok {
 		r.Reindex()
+	}
+}
+
+// closePacks closes the pack files the storage holds open; it opens them
+// again as it reads.
+func (c *cached) closePacks() {
+	if cl, ok := c.repo.Storer.(interface{ Close() error }); ok {
+		_ = cl.Close()
 	}
 }
 
 // openDir opens the clone in dir, cloning it first when there is none;
 // cloned says it was just cloned (nothing to fetch).
 func (cl *Client) openDir(ctx context.Context, dir string, cfg Config) (repo *git.Repository, cloned bool, err error) {
-	if repo, err := git.PlainOpen(dir); err == nil {
+	if repo, err := openClone(dir); err == nil {
 		return repo, false, nil
 	}
 	_ = os.RemoveAll(dir) // a partial clone of a killed process
@@ -415,14 +432,29 @@ func (cl *Client) openDir(ctx context.Context, dir string, cfg Config) (repo *gi
 		_ = os.RemoveAll(tmp)
 		return nil, false, err
 	}
-	repo, err = git.PlainOpen(dir)
+	repo, err = openClone(dir)
 	return repo, true, err
+}
+
+// openPacks is how many pack files a clone keeps open (the ones read
+// last): without, every object read opens its pack, reads its header and
+// closes it again, most of the cost of reading a small file.
+const openPacks = 4
+
+// openClone opens a bare clone with its packs kept open (the clone is
+// opened once per process and shared).
+func openClone(dir string) (*git.Repository, error) {
+	if _, err := os.Stat(filepath.Join(dir, "objects")); err != nil {
+		return nil, err
+	}
+	st := filesystem.NewStorageWithOptions(osfs.New(dir), cache.NewObjectLRUDefault(), filesystem.Options{MaxOpenDescriptors: openPacks})
+	return git.Open(st, nil)
 }
 
 // Head is the commit the branch points at.
 func (r *Repo) Head() (string, error) {
-	r.c.mu.RLock()
-	defer r.c.mu.RUnlock()
+	r.c.mu.Lock()
+	defer r.c.mu.Unlock()
 	return r.head()
 }
 
@@ -449,10 +481,13 @@ var ErrTooMany = errors.New("too many files")
 // Files lists the files of a commit that keep(path) accepts, by path, at
 // most max of them. It reads the trees only: a file's blob id is in its
 // tree entry, and reading every blob (what tree.Files does, for the size)
-// was most of a sync that finds little changed.
+// was most of a sync that finds little changed. It walks the trees' entries
+// itself: go-git's tree walker checks every path it yields piece by piece,
+// most of the walk's time; an entry whose name no tree may hold (empty, a
+// dot or two, a slash) is skipped.
 func (r *Repo) Files(commit string, keep func(string) bool, max int) ([]File, error) {
-	r.c.mu.RLock()
-	defer r.c.mu.RUnlock()
+	r.c.mu.Lock()
+	defer r.c.mu.Unlock()
 	c, err := r.c.repo.CommitObject(plumbing.NewHash(commit))
 	if err != nil {
 		return nil, fmt.Errorf("commit %s: %w", commit, err)
@@ -461,24 +496,36 @@ func (r *Repo) Files(commit string, keep func(string) bool, max int) ([]File, er
 	if err != nil {
 		return nil, err
 	}
-	w := object.NewTreeWalker(tree, true, nil)
-	defer w.Close()
 	var out []File
-	for {
-		name, e, err := w.Next()
-		if errors.Is(err, io.EOF) {
-			break
+	var walk func(t *object.Tree, prefix string) error
+	walk = func(t *object.Tree, prefix string) error {
+		for _, e := range t.Entries {
+			if e.Name == "" || e.Name == "." || e.Name == ".." || strings.ContainsAny(e.Name, "/\x00") {
+				continue
+			}
+			name := prefix + e.Name
+			if e.Mode == filemode.Dir {
+				sub, err := object.GetTree(r.c.repo.Storer, e.Hash)
+				if err != nil {
+					return err
+				}
+				if err := walk(sub, name+"/"); err != nil {
+					return err
+				}
+				continue
+			}
+			if !e.Mode.IsFile() || !keep(name) {
+				continue // a submodule, or not wanted
+			}
+			if len(out) >= max {
+				return fmt.Errorf("%w: more than %d matching files at %s; narrow config.paths", ErrTooMany, max, commit[:min(len(commit), 12)])
+			}
+			out = append(out, File{Path: name, Blob: e.Hash.String()})
 		}
-		if err != nil {
-			return nil, err
-		}
-		if !e.Mode.IsFile() || !keep(name) {
-			continue // a folder (walked into), a submodule, or not wanted
-		}
-		if len(out) >= max {
-			return nil, fmt.Errorf("%w: more than %d matching files at %s; narrow config.paths", ErrTooMany, max, commit[:min(len(commit), 12)])
-		}
-		out = append(out, File{Path: name, Blob: e.Hash.String()})
+		return nil
+	}
+	if err := walk(tree, ""); err != nil {
+		return nil, err
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Path < out[j].Path })
 	return out, nil
@@ -489,8 +536,8 @@ var ErrBlobTooLarge = errors.New("the file is larger than the import allows")
 
 // ReadBlob reads a blob's bytes, at most max.
 func (r *Repo) ReadBlob(id string, max int64) ([]byte, error) {
-	r.c.mu.RLock()
-	defer r.c.mu.RUnlock()
+	r.c.mu.Lock()
+	defer r.c.mu.Unlock()
 	b, err := r.c.repo.BlobObject(plumbing.NewHash(id))
 	if err != nil {
 		return nil, fmt.Errorf("blob %s: %w", id, err)
