@@ -246,15 +246,16 @@ func (a *Sync) source(ctx context.Context, spec SyncSpec) (*models.DataSource, e
 
 // SyncPlan reads the source and the items last synced and says what to do.
 func (a *Sync) SyncPlan(ctx context.Context, in SyncPlanInput) (SyncPlan, error) {
-	return a.plan(ctx, in, nil)
+	plan, _, err := a.plan(ctx, in, nil)
+	return plan, err
 }
 
 // plan is SyncPlan with, for git, the fetch that SyncStart began (nil: it
-// fetches now).
-func (a *Sync) plan(ctx context.Context, in SyncPlanInput, pre *prefetch) (SyncPlan, error) {
+// fetches now); it returns the data source it read too.
+func (a *Sync) plan(ctx context.Context, in SyncPlanInput, pre *prefetch) (SyncPlan, *models.DataSource, error) {
 	ds, err := a.source(ctx, in.Spec)
 	if err != nil {
-		return SyncPlan{}, err
+		return SyncPlan{}, nil, err
 	}
 	set, err := a.DB.GetSyncSettings(ctx, ds.ID)
 	share := 0.3
@@ -276,10 +277,13 @@ func (a *Sync) plan(ctx context.Context, in SyncPlanInput, pre *prefetch) (SyncP
 		<-listed
 		return items, listErr
 	}
+	var plan SyncPlan
 	if ds.Type == models.DataSourceWeb {
-		return a.planWeb(ctx, ds, known, share)
+		plan, err = a.planWeb(ctx, ds, known, share)
+	} else {
+		plan, err = a.planRepo(ctx, ds, known, share, in.ConfirmDeletions, pre)
 	}
-	return a.planRepo(ctx, ds, known, share, in.ConfirmDeletions, pre)
+	return plan, ds, err
 }
 
 // sourceError is a source that cannot be read: a refused address, a bound

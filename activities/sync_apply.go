@@ -49,6 +49,11 @@ func (a *Sync) SyncApply(ctx context.Context, in SyncApplyInput) (SyncApplyResul
 	if err != nil {
 		return SyncApplyResult{}, err
 	}
+	return a.apply(ctx, in, ds)
+}
+
+// apply is SyncApply with the data source read.
+func (a *Sync) apply(ctx context.Context, in SyncApplyInput, ds *models.DataSource) (SyncApplyResult, error) {
 	keys := make([]string, 0, len(in.Changes))
 	for _, c := range in.Changes {
 		keys = append(keys, c.Key)

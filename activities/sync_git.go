@@ -6,6 +6,7 @@ import (
 	"path"
 	"path/filepath"
 	"sort"
+	"sync"
 
 	"github.com/lorekb/lore/internal/convert"
 	"github.com/lorekb/lore/internal/datasource/gitsrc"
@@ -27,6 +28,7 @@ func (a *Sync) planRepo(ctx context.Context, ds *models.DataSource, known func()
 	if err := json.Unmarshal([]byte(ds.Config), &cfg); err != nil {
 		return SyncPlan{}, syncFailure("config: %v", err)
 	}
+	gitConfigs.Store(ds.ID, cfg)
 	repo, err := pre.repo(ds.ID, cfg)
 	if repo == nil && err == nil {
 		repo, err = a.gitClient().Open(ctx, ds.ID, cfg, true, "")
@@ -67,18 +69,25 @@ type prefetch struct {
 }
 
 // prefetch begins fetching a git data source's branch when it has a clone
-// (a first sync clones in its plan activity, heartbeating). The data source
-// is read in the fetch's goroutine, so the fetch, the slowest step of a
-// re-sync, starts at once.
+// (a first sync clones in its plan activity, heartbeating). The fetch, the
+// slowest step of a re-sync, starts at once with the config this process
+// last read of the data source (its clone is then open too), else once the
+// data source is read; the plan uses it only when the config it reads is the
+// same (prefetch.repo).
 func (a *Sync) prefetch(ctx context.Context, dataSourceID int64) *prefetch {
 	f := &prefetch{done: make(chan struct{})}
 	go func() {
 		defer close(f.done)
+		cl := a.gitClient()
+		if last, ok := gitConfigs.Load(dataSourceID); ok && cl.Cloned(dataSourceID, last.(gitsrc.Config)) {
+			f.id, f.cfg = dataSourceID, last.(gitsrc.Config)
+			f.r, f.err = cl.Open(ctx, f.id, f.cfg, true, "")
+			return
+		}
 		ds, err := a.DB.GetDataSource(ctx, dataSourceID)
 		if err != nil || ds.Type != models.DataSourceGit {
 			return
 		}
-		cl := a.gitClient()
 		if json.Unmarshal([]byte(ds.Config), &f.cfg) != nil || !cl.Cloned(ds.ID, f.cfg) {
 			return
 		}
@@ -87,6 +96,11 @@ func (a *Sync) prefetch(ctx context.Context, dataSourceID int64) *prefetch {
 	}()
 	return f
 }
+
+// gitConfigs are the configs of the git data sources this process last
+// planned, by id: what a prefetch fetches with before the data source is
+// read again.
+var gitConfigs sync.Map
 
 // wait waits for the fetch to end (nil: none began).
 func (f *prefetch) wait() {

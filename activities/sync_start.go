@@ -2,6 +2,7 @@ package activities
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/lorekb/lore/models"
 )
@@ -16,6 +17,11 @@ type SyncStartInput struct {
 	MaxChanges   int `json:",omitempty"`
 	MaxDeletions int `json:",omitempty"`
 	Concurrency  int `json:",omitempty"`
+	// Finish records the run's outcome too when the plan was applied here
+	// and nothing is left to index; Waited is the run it waited for (for
+	// the outcome's message).
+	Finish bool   `json:",omitempty"`
+	Waited string `json:",omitempty"`
 }
 
 // SyncStartResult is the run, its plan when it was planned here and, when
@@ -25,13 +31,16 @@ type SyncStartResult struct {
 	Plan    *SyncPlan        `json:",omitempty"`
 	Applied bool             `json:",omitempty"`
 	Items   []SyncItemResult `json:",omitempty"`
+	// Finished: the run's outcome is recorded (SyncFinish) and the data
+	// source free.
+	Finished bool `json:",omitempty"`
 }
 
 // SyncStart is SyncBegin followed, for a git re-sync, by the plan and, when
 // it has at most MaxChanges changes and MaxDeletions deletions, by their
-// application: a re-sync that finds little changed is then one local
-// activity, which reads the data source and its items once and fetches
-// while the run is being taken. A plan or apply that fails here is left to
+// application and, with Finish, the run's record: a re-sync that finds
+// little changed is then one local activity, which reads the data source
+// and its items once and fetches while the run is being taken. A plan or apply that fails here is left to
 // the workflow's own steps, which retry it and record the reason (they find
 // and keep what this one wrote).
 func (a *Sync) SyncStart(ctx context.Context, in SyncStartInput) (SyncStartResult, error) {
@@ -50,7 +59,7 @@ func (a *Sync) SyncStart(ctx context.Context, in SyncStartInput) (SyncStartResul
 	if begin.Holder != "" || !begin.Resync || begin.Spec.Type != models.DataSourceGit || in.MaxChanges <= 0 {
 		return out, nil
 	}
-	plan, err := a.plan(ctx, SyncPlanInput{Spec: begin.Spec, ConfirmDeletions: in.ConfirmDeletions}, pre)
+	plan, ds, err := a.plan(ctx, SyncPlanInput{Spec: begin.Spec, ConfirmDeletions: in.ConfirmDeletions}, pre)
 	if err != nil {
 		return out, nil
 	}
@@ -71,7 +80,7 @@ func (a *Sync) SyncStart(ctx context.Context, in SyncStartInput) (SyncStartResul
 	spec.Ref = plan.Ref
 	var items []SyncItemResult
 	if len(changes) > 0 {
-		res, err := a.SyncApply(ctx, SyncApplyInput{Spec: spec, Changes: changes, Concurrency: in.Concurrency})
+		res, err := a.apply(ctx, SyncApplyInput{Spec: spec, Changes: changes, Concurrency: in.Concurrency}, ds)
 		if err != nil {
 			return out, nil
 		}
@@ -85,5 +94,52 @@ func (a *Sync) SyncStart(ctx context.Context, in SyncStartInput) (SyncStartResul
 		items = append(items, res.Items...)
 	}
 	out.Applied, out.Items = true, items
+	if in.Finish && !indexes(spec, items) {
+		out.Finished = a.SyncFinish(ctx, startedOutcome(spec, plan, items, in.Waited)) == nil
+	}
 	return out, nil
+}
+
+// indexes reports whether a run's written documents are to be indexed (the
+// workflow does that before it records the run).
+func indexes(spec SyncSpec, items []SyncItemResult) bool {
+	for _, it := range items {
+		if spec.Vectorize && (it.Outcome == SyncAdded || it.Outcome == SyncUpdated) && it.DocumentID > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// startedOutcome is the record of a run applied whole by SyncStart, as the
+// workflow would make it: the plan's failures and the items' outcomes,
+// held when the guard held the deletions.
+func startedOutcome(spec SyncSpec, plan SyncPlan, items []SyncItemResult, waited string) SyncFinishInput {
+	run := append(append([]SyncItemResult(nil), plan.Failed...), items...)
+	counts := map[string]int{SyncUnchanged: plan.Unchanged}
+	for _, it := range run {
+		counts[it.Outcome]++
+	}
+	out := SyncFinishInput{RunID: spec.RunID, Status: models.SyncCompleted, Ref: spec.Ref, Counts: counts, Items: run}
+	if plan.Held != "" {
+		out.Status, out.Message = models.SyncHeld, plan.Held
+	}
+	if waited != "" {
+		out.Message = JoinMessages(WaitedMessage(waited), out.Message)
+	}
+	return out
+}
+
+// WaitedMessage says a run waited for another one.
+func WaitedMessage(jobID string) string { return fmt.Sprintf("waited for sync %s to finish", jobID) }
+
+// JoinMessages joins two parts of a message ("; ", an empty one left out).
+func JoinMessages(a, b string) string {
+	if a == "" {
+		return b
+	}
+	if b == "" {
+		return a
+	}
+	return a + "; " + b
 }

@@ -58,3 +58,28 @@ func TestMassDeletionGuard(t *testing.T) {
 		t.Fatalf("within the share: %+v", p)
 	}
 }
+
+// TestStartedOutcome: a run SyncStart applies whole is recorded as the
+// workflow would record it: the plan's failures and unchanged files counted
+// with the items' outcomes, held with the guard's message, and the run it
+// waited for named first.
+func TestStartedOutcome(t *testing.T) {
+	spec := SyncSpec{RunID: 4, Ref: "abc"}
+	plan := SyncPlan{Unchanged: 7, Failed: []SyncItemResult{{Key: "bad.md", Outcome: SyncFailed, Reason: "broken"}}}
+	items := []SyncItemResult{{Key: "a.md", Outcome: SyncUpdated, DocumentID: 1}, {Key: "b.md", Outcome: SyncAdded, DocumentID: 2},
+		{Key: "c.md", Outcome: SyncDeleted, DocumentID: 3}}
+	got := startedOutcome(spec, plan, items, "")
+	if got.RunID != 4 || got.Ref != "abc" || got.Status != models.SyncCompleted || got.Message != "" || len(got.Items) != 4 ||
+		got.Counts[SyncUnchanged] != 7 || got.Counts[SyncFailed] != 1 || got.Counts[SyncUpdated] != 1 || got.Counts[SyncAdded] != 1 ||
+		got.Counts[SyncDeleted] != 1 {
+		t.Fatalf("outcome %+v", got)
+	}
+	plan.Held = "mass-deletion guard: …"
+	got = startedOutcome(spec, plan, items, "sync-ds-1-x")
+	if got.Status != models.SyncHeld || got.Message != "waited for sync sync-ds-1-x to finish; mass-deletion guard: …" {
+		t.Fatalf("held outcome %+v", got)
+	}
+	if indexes(spec, items) || !indexes(SyncSpec{Vectorize: true}, items) || indexes(SyncSpec{Vectorize: true}, items[2:]) {
+		t.Fatal("indexes: only written documents of a vectorizing run are left to index")
+	}
+}

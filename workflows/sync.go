@@ -105,11 +105,12 @@ const (
 	// as local activities.
 	versionSyncLocal = "sync-local"
 	// versionSyncStart begins a run, and plans and applies a git re-sync of
-	// at most one batch, in one local activity (SyncStart).
+	// at most one batch, in one local activity (SyncStart); from its version
+	// 2, that activity records the run too when nothing is left to index.
 	versionSyncStart = "sync-start"
 	// SyncVersion is the latest shape (the recorded histories that the
 	// replay test keeps are named after it).
-	SyncVersion = 2
+	SyncVersion = 3
 )
 
 // syncRun is the state of one sync execution.
@@ -138,8 +139,9 @@ func SyncDataSource(ctx workflow.Context, in SyncInput) (Progress, error) {
 	short := workflow.WithLocalActivityOptions(ctx, syncLocalOptions)
 	jobID := workflow.GetInfo(ctx).WorkflowExecution.ID
 	// v2 begins, and plans and applies a small git re-sync, in one local
-	// activity; the shapes before it begin alone.
-	startV := workflow.GetVersion(ctx, versionSyncStart, workflow.DefaultVersion, 1)
+	// activity, and v3 records it there too; the shapes before it begin
+	// alone.
+	startV := workflow.GetVersion(ctx, versionSyncStart, workflow.DefaultVersion, 2)
 	var begin activities.SyncBeginResult
 	var started activities.SyncStartResult
 	waited := ""
@@ -149,6 +151,7 @@ func SyncDataSource(ctx workflow.Context, in SyncInput) (Progress, error) {
 			err = workflow.ExecuteLocalActivity(workflow.WithLocalActivityOptions(ctx, syncStartOptions), a.SyncStart, activities.SyncStartInput{
 				Begin:            activities.SyncBeginInput{DataSourceID: in.DataSourceID, JobID: jobID, Trigger: in.Trigger, Title: in.Title},
 				ConfirmDeletions: in.ConfirmDeletions, MaxChanges: syncBatchFiles, MaxDeletions: syncDeleteBatch, Concurrency: syncFileConcurrency,
+				Finish: startV >= 2, Waited: waited,
 			}).Get(ctx, &started)
 			begin = started.SyncBeginResult
 		} else {
@@ -217,31 +220,23 @@ func SyncDataSource(ctx workflow.Context, in SyncInput) (Progress, error) {
 		status, msg = "held", held
 	}
 	if waited != "" {
-		msg = joinMsg(fmt.Sprintf("waited for sync %s to finish", waited), msg)
+		msg = activities.JoinMessages(activities.WaitedMessage(waited), msg)
 	}
 	counts := map[string]int{}
 	for k, v := range p.Counts {
 		counts[k] = int(v)
 	}
-	if err := workflow.ExecuteLocalActivity(short, a.SyncFinish, activities.SyncFinishInput{RunID: r.spec.RunID, Status: status,
-		Ref: r.spec.Ref, Message: msg, Counts: counts, Items: r.items}).Get(ctx, nil); err != nil {
-		return p, err
+	if !started.Finished {
+		if err := workflow.ExecuteLocalActivity(short, a.SyncFinish, activities.SyncFinishInput{RunID: r.spec.RunID, Status: status,
+			Ref: r.spec.Ref, Message: msg, Counts: counts, Items: r.items}).Get(ctx, nil); err != nil {
+			return p, err
+		}
 	}
 	p.Done, p.Step = true, StepDone
 	if held != "" {
 		p.Step = "held: " + held
 	}
 	return p, nil
-}
-
-func joinMsg(a, b string) string {
-	if a == "" {
-		return b
-	}
-	if b == "" {
-		return a
-	}
-	return a + "; " + b
 }
 
 // fail records a run that could not finish and frees the data source.
@@ -275,7 +270,7 @@ func (r *syncRun) record(it activities.SyncItemResult) {
 		r.p.Completed++
 	}
 	r.p.Items = append(r.p.Items, ItemResult{Index: len(r.p.Items), Name: it.Key, Status: st, DocumentID: it.DocumentID,
-		Title: it.Title, Reason: joinMsg(it.Reason, it.Note)})
+		Title: it.Title, Reason: activities.JoinMessages(it.Reason, it.Note)})
 }
 
 // written queues the documents of a batch for indexing.
