@@ -23,7 +23,18 @@ type ChatRunSpec struct {
 	MaxEmpty       int
 	SummaryTrigger int
 	SummaryKeep    int
+	// Version is the chat run's code version the turn was started for
+	// (ChatRunVersion): the run takes the changes up to it from its input
+	// instead of recording each with workflow.GetVersion, whose marker and
+	// search-attribute upsert (a visibility write on the server) every turn
+	// would pay. 0 in turns started before it.
+	Version int
 }
+
+// ChatRunVersion is the version of the chat run that turns start with now
+// (ChatRunSpec.Version). Raise it with each change to the run that a turn
+// recorded before must not see, and test for it in the run.
+const ChatRunVersion = 1
 
 // NewChatRunSpec is the spec of turn of the thread on the site, whose
 // request arrived at start.
@@ -31,5 +42,5 @@ func NewChatRunSpec(cfg *config.Config, site *models.Site, threadID string, turn
 	return ChatRunSpec{ThreadID: threadID, Turn: turn, TenantID: site.TenantID, SiteID: site.ID,
 		ShowTrace: site.ShowPipelineTrace, StartedAtMs: start.UnixMilli(), TimeoutMs: cfg.ChatStreamTimeout().Milliseconds(),
 		MaxIterations: cfg.AgentMaxIterations, MaxEmpty: cfg.AgentMaxConsecutiveEmpty,
-		SummaryTrigger: cfg.AgentSummaryTriggerMsgCount, SummaryKeep: cfg.AgentSummaryKeepLastN}
+		SummaryTrigger: cfg.AgentSummaryTriggerMsgCount, SummaryKeep: cfg.AgentSummaryKeepLastN, Version: ChatRunVersion}
 }

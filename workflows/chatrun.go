@@ -349,8 +349,9 @@ func (r *turnState) runTools(ctx workflow.Context, calls []llm.ToolCall) []activ
 	pending := 0
 	// Runs recorded before this (version DefaultVersion) had the model
 	// call emit tool_call.started with its first piece; emitting it here
-	// then would end a waiting reader's update earlier than recorded.
-	runStarts := workflow.GetVersion(ctx, versionToolStarted, workflow.DefaultVersion, 1) == 1
+	// then would end a waiting reader's update earlier than recorded. Turns
+	// started with a spec version have it without asking.
+	runStarts := r.in.Version >= 1 || workflow.GetVersion(ctx, versionToolStarted, workflow.DefaultVersion, 1) == 1
 	for i, tc := range calls {
 		if runStarts {
 			r.emit(chatevent.ToolCallStarted{Tool: tc.Name})

@@ -5,11 +5,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/lorekb/lore/activities"
+	"github.com/lorekb/lore/internal/chatevent"
 	"github.com/lorekb/lore/internal/llm"
 	"github.com/stretchr/testify/mock"
 	"go.temporal.io/sdk/activity"
@@ -179,6 +181,28 @@ func TestChatRule1ToolsThenAnswerWithContinuingSourceNumbers(t *testing.T) {
 	}
 	if ce.persist.SourceOffset != 4 || ce.persist.Sources[0].SourceIndex != 4 {
 		t.Fatalf("offset %d sources %+v", ce.persist.SourceOffset, ce.persist.Sources)
+	}
+}
+
+// A turn started with a spec version takes the changes up to it from its
+// input: tool_call.started is the run's even where the version marker would
+// say otherwise (a run recorded before it, which still asks).
+func TestChatSpecVersionDecidesWithoutTheVersionMarker(t *testing.T) {
+	for _, version := range []int{0, activities.ChatRunVersion} {
+		ce := newChatEnv(t, []llm.Message{toolCall("c1"), {Role: "assistant", Content: "Answer"}}, found)
+		// Registered before the version mock, which the test suite requires.
+		ce.env.RegisterWorkflowWithOptions(ChatWorkflow{}.Run, workflow.RegisterOptions{Name: ChatWorkflowName})
+		ce.env.OnGetVersion(versionToolStarted, workflow.DefaultVersion, 1).Return(workflow.DefaultVersion)
+		in := chatInput()
+		in.Version = version
+		ce.env.ExecuteWorkflow(ChatWorkflowName, in)
+		if err := ce.env.GetWorkflowError(); err != nil {
+			t.Fatal(err)
+		}
+		started := slices.ContainsFunc(ce.log(t).Events, func(e ChatEvent) bool { return chatevent.TypeOf(e.Data) == chatevent.TypeToolCallStarted })
+		if started != (version > 0) {
+			t.Errorf("spec version %d: tool_call.started by the run %v", version, started)
+		}
 	}
 }
 

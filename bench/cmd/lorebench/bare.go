@@ -33,10 +33,10 @@ import (
 //     (workflows.JobMeta), the same ID reuse policy, no execution timeout;
 //   - the run: the SideEffect that records the local choice, the event
 //     log's query and update handlers and its signal channel, the agent in
-//     its own coroutine, the tool-call model turn, the tool-started version
-//     marker, the search, the answer model turn, the closing events, the
-//     persist step, all of them local activities of the first workflow task,
-//     as a Lore turn runs them;
+//     its own coroutine, the tool-call model turn, the search, the answer
+//     model turn, the closing events, the persist step, all of them local
+//     activities of the first workflow task, as a Lore turn runs them (which
+//     takes its versioned changes from its input: no version marker);
 //   - the reader: every event the run and its model turns emit reaches the
 //     reader through an in-process hub, as Lore's streamhub hands them over.
 //
@@ -184,9 +184,7 @@ func bareRun(hub *bareHub) func(workflow.Context, bareIn) (int, error) {
 			if agentErr = workflow.ExecuteLocalActivity(lctx, a.ModelTurn, bareModelIn{Delay: in.Delay, Tokens: in.Tokens, TPS: in.TPS}).Get(g, &calls); agentErr != nil {
 				return
 			}
-			if workflow.GetVersion(g, "bare-tool-started", workflow.DefaultVersion, 1) == 1 {
-				emit("tool")
-			}
+			emit("tool") // tool_call.started, decided by the turn's input (no version marker)
 			var chunks int
 			if agentErr = workflow.ExecuteLocalActivity(lctx, a.Search, calls).Get(g, &chunks); agentErr != nil {
 				return
