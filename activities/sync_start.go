@@ -120,9 +120,16 @@ func startedOutcome(spec SyncSpec, plan SyncPlan, items []SyncItemResult, waited
 	for _, it := range run {
 		counts[it.Outcome]++
 	}
-	out := SyncFinishInput{RunID: spec.RunID, Status: models.SyncCompleted, Ref: spec.Ref, Counts: counts, Items: run}
-	if plan.Held != "" {
-		out.Status, out.Message = models.SyncHeld, plan.Held
+	return FinishedRun(spec.RunID, spec.Ref, counts, run, plan.Held, waited)
+}
+
+// FinishedRun is the record of a run that reached its end: completed, or held
+// by the mass-deletion guard (held says why), with the wait for an earlier
+// run it began with (waited, its job id) in front of the message.
+func FinishedRun(runID int64, ref string, counts map[string]int, items []SyncItemResult, held, waited string) SyncFinishInput {
+	out := SyncFinishInput{RunID: runID, Status: models.SyncCompleted, Ref: ref, Counts: counts, Items: items}
+	if held != "" {
+		out.Status, out.Message = models.SyncHeld, held
 	}
 	if waited != "" {
 		out.Message = JoinMessages(WaitedMessage(waited), out.Message)

@@ -53,8 +53,11 @@ type stamped[V any] struct {
 	at time.Time
 }
 
-// maxRecent bounds each recent cache.
-const maxRecent = 4096
+// maxRecent bounds each recent cache. An entry is needed only from one step
+// of a turn to the next (seconds), so a few hundred cover the turns a
+// process has in flight; an entry can hold a thread's messages or a search
+// result of tens of kilobytes, so thousands would keep 100 MB resident.
+const maxRecent = 512
 
 func (c *recent[K, V]) entries() *lru.Cache[K, stamped[V]] {
 	c.once.Do(func() { c.cache, _ = lru.New[K, stamped[V]](maxRecent) })

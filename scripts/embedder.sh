@@ -22,6 +22,7 @@ PACKAGES=(manpages manpages-dev perl-doc python3.11-doc golang-1.19-doc debian-r
   postgresql-doc-15 python-django-doc ruby3.1-doc debian-policy developers-reference)
 DIM=${EMBEDDER_DIM:-128}
 EPOCHS=${EMBEDDER_EPOCHS:-10}
+WS=${EMBEDDER_WS:-5}
 THREADS=${EMBEDDER_THREADS:-$(nproc)}
 OUT=${EMBEDDER_OUT:-internal/embed/learned/en.lmodel.gz}
 WORK=${EMBEDDER_WORK:-$(mktemp -d /tmp/lore-embedder.XXXXXX)}
@@ -42,10 +43,10 @@ done
 go build -o "$WORK/build" ./internal/embed/learned/build
 echo "embedder: extracting text" >&2
 "$WORK/build" prep "$WORK/root" "$WORK/corpus.txt"
-echo "embedder: training (dim $DIM, $EPOCHS epochs, $THREADS threads)" >&2
+echo "embedder: training (dim $DIM, $EPOCHS epochs, window $WS, $THREADS threads)" >&2
 fasttext skipgram -input "$WORK/corpus.txt" -output "$WORK/vectors" -dim "$DIM" -epoch "$EPOCHS" \
-  -minCount 5 -minn 0 -maxn 0 -ws 5 -neg 5 -thread "$THREADS" -verbose 1 >&2
-EMBEDDER_TRAINER="fasttext 0.9.2 skipgram -dim $DIM -epoch $EPOCHS -minCount 5 -minn 0 -maxn 0 -ws 5 -neg 5" \
+  -minCount 5 -minn 0 -maxn 0 -ws "$WS" -neg 5 -thread "$THREADS" -verbose 1 >&2
+EMBEDDER_TRAINER="fasttext 0.9.2 skipgram -dim $DIM -epoch $EPOCHS -minCount 5 -minn 0 -maxn 0 -ws $WS -neg 5" \
   "$WORK/build" pack "$WORK/vectors.vec" "$WORK/corpus.txt" "$OUT" "${SOURCES[@]}"
 ls -l "$OUT" >&2
 [ -n "${EMBEDDER_WORK:-}" ] || rm -rf "$WORK"

@@ -215,20 +215,9 @@ func SyncDataSource(ctx workflow.Context, in SyncInput) (Progress, error) {
 		}
 	}
 	r.queue.drain(ctx, &p.Step)
-	status, msg := "completed", ""
-	if held != "" {
-		status, msg = "held", held
-	}
-	if waited != "" {
-		msg = activities.JoinMessages(activities.WaitedMessage(waited), msg)
-	}
-	counts := map[string]int{}
-	for k, v := range p.Counts {
-		counts[k] = int(v)
-	}
 	if !started.Finished {
-		if err := workflow.ExecuteLocalActivity(short, a.SyncFinish, activities.SyncFinishInput{RunID: r.spec.RunID, Status: status,
-			Ref: r.spec.Ref, Message: msg, Counts: counts, Items: r.items}).Get(ctx, nil); err != nil {
+		fin := activities.FinishedRun(r.spec.RunID, r.spec.Ref, r.counts(), r.items, held, waited)
+		if err := workflow.ExecuteLocalActivity(short, a.SyncFinish, fin).Get(ctx, nil); err != nil {
 			return p, err
 		}
 	}
@@ -242,15 +231,20 @@ func SyncDataSource(ctx workflow.Context, in SyncInput) (Progress, error) {
 // fail records a run that could not finish and frees the data source.
 func (r *syncRun) fail(ctx workflow.Context, msg string) error {
 	var a *activities.Sync
-	counts := map[string]int{}
-	for k, v := range r.p.Counts {
-		counts[k] = int(v)
-	}
 	dctx, cancel := workflow.NewDisconnectedContext(ctx)
 	defer cancel()
 	_ = workflow.ExecuteLocalActivity(workflow.WithLocalActivityOptions(dctx, syncLocalOptions), a.SyncFinish, activities.SyncFinishInput{RunID: r.spec.RunID,
-		Status: "failed", Ref: r.spec.Ref, Message: msg, Counts: counts, Items: r.items}).Get(dctx, nil)
+		Status: "failed", Ref: r.spec.Ref, Message: msg, Counts: r.counts(), Items: r.items}).Get(dctx, nil)
 	return temporal.NewNonRetryableApplicationError(msg, activities.ErrSyncSource, nil)
+}
+
+// counts is the run's count of items by outcome, as its record keeps it.
+func (r *syncRun) counts() map[string]int {
+	counts := make(map[string]int, len(r.p.Counts))
+	for k, v := range r.p.Counts {
+		counts[k] = int(v)
+	}
+	return counts
 }
 
 // record adds an item's outcome to the run and its progress, and queues
