@@ -387,12 +387,15 @@ func (d *DB) RunningSync(ctx context.Context, dataSourceID int64) (*models.SyncR
 }
 
 // FinishSyncRun writes a run's outcome (status, counts, items, message):
-// the data source is free for the next one.
+// the data source is free for the next one. A run is finished once: a later
+// record of it (its start retried after a crash, which plans again, finds
+// the changes it applied already in place and counts them unchanged)
+// changes nothing.
 func (d *DB) FinishSyncRun(ctx context.Context, run *models.SyncRun) error {
 	now := time.Now().UTC()
 	run.FinishedAt = &now
 	_, err := d.NewUpdate().Model(run).Column("status", "ref", "added", "updated", "deleted", "unchanged", "failed",
-		"message", "items", "finished_at").WherePK().Exec(ctx)
+		"message", "items", "finished_at").WherePK().Where("finished_at IS NULL").Exec(ctx)
 	return Classify(err)
 }
 
