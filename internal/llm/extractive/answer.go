@@ -509,8 +509,8 @@ func (c *corpus) addsTerm(i int, p part, covered map[string]bool) bool {
 // render writes the picked units, grouped by passage (the lead's passage
 // first, then groups in the order of the question part each first answers,
 // then in the search's order, so the first citation is the passage that
-// answers best) and in
-// passage order within a group, each cited with its passage's number.
+// answers best) and in passage order within a group, each cited with its
+// passage's number.
 func (c *corpus) render(picked []int, forPart map[int]int, lead int) string {
 	first := map[int]int{} // passage -> rank of the group
 	for _, i := range picked {
