@@ -17,7 +17,7 @@ import (
 
 	"github.com/openai/openai-go"
 	"github.com/openai/openai-go/option"
-	"github.com/openai/openai-go/packages/param"
+	"github.com/openai/openai-go/packages/ssestream"
 
 	"github.com/lorekb/lore/internal/llm"
 )
@@ -79,12 +79,16 @@ func (m *Model) Generate(ctx context.Context, req llm.Request, onDelta func(llm.
 	if err := ctx.Err(); err != nil {
 		return llm.Result{}, err
 	}
-	params, err := m.buildParams(req)
+	body, err := m.requestBody(req)
 	if err != nil {
 		return llm.Result{}, err
 	}
 
-	stream := m.client.Chat.Completions.NewStreaming(ctx, params)
+	// As Chat.Completions.NewStreaming does, with Lore's own body and
+	// chunk decoding (wire.go).
+	var raw *http.Response
+	err = m.client.Post(ctx, "chat/completions", body, &raw)
+	stream := ssestream.NewStream[streamChunk](ssestream.NewDecoder(raw), err)
 	defer stream.Close()
 
 	var (
@@ -95,46 +99,43 @@ func (m *Model) Generate(ctx context.Context, req llm.Request, onDelta func(llm.
 	)
 	for stream.Next() {
 		chunk := stream.Current()
-		if chunk.JSON.Usage.Valid() {
-			usage = llm.Usage{
-				InputTokens:  int(chunk.Usage.PromptTokens),
-				OutputTokens: int(chunk.Usage.CompletionTokens),
-			}
+		if chunk.hasUsage {
+			usage = chunk.usage
 		}
-		for _, choice := range chunk.Choices {
-			if choice.Index != 0 {
+		for _, choice := range chunk.choices {
+			if choice.index != 0 {
 				continue // only one choice is requested
 			}
-			if choice.FinishReason != "" {
-				finish = choice.FinishReason
+			if choice.finish != "" {
+				finish = choice.finish
 			}
-			if text := choice.Delta.Content; text != "" {
+			if text := choice.content; text != "" {
 				content.WriteString(text)
 				if onDelta != nil {
 					onDelta(llm.Delta{Text: text})
 				}
 			}
-			for _, tc := range choice.Delta.ToolCalls {
-				call := calls[tc.Index]
+			for _, tc := range choice.toolCalls {
+				call := calls[tc.index]
 				if call == nil {
 					call = &llm.ToolCall{}
-					calls[tc.Index] = call
+					calls[tc.index] = call
 				}
-				if tc.ID != "" {
-					call.ID = tc.ID
+				if tc.id != "" {
+					call.ID = tc.id
 				}
 				// Some servers repeat the name on every piece, others send
 				// it once; only append when it is not a repeat.
-				if tc.Function.Name != "" && tc.Function.Name != call.Name {
-					call.Name += tc.Function.Name
+				if tc.name != "" && tc.name != call.Name {
+					call.Name += tc.name
 				}
-				call.Arguments += tc.Function.Arguments
+				call.Arguments += tc.arguments
 				if onDelta != nil {
 					onDelta(llm.Delta{ToolCall: &llm.ToolCallDelta{
-						Index:     int(tc.Index),
-						ID:        tc.ID,
-						Name:      tc.Function.Name,
-						Arguments: tc.Function.Arguments,
+						Index:     int(tc.index),
+						ID:        tc.id,
+						Name:      tc.name,
+						Arguments: tc.arguments,
 					}})
 				}
 			}
@@ -163,76 +164,6 @@ func (m *Model) Generate(ctx context.Context, req llm.Request, onDelta func(llm.
 		}
 	}
 	return llm.Result{Message: msg, Usage: usage, FinishReason: finish}, nil
-}
-
-// buildParams translates the neutral request into openai-go parameters.
-func (m *Model) buildParams(req llm.Request) (openai.ChatCompletionNewParams, error) {
-	model := m.model
-	if req.Model != "" {
-		model = req.Model
-	}
-	if model == "" {
-		return openai.ChatCompletionNewParams{}, fmt.Errorf("oai: no model configured: %w", llm.ErrPermanent)
-	}
-	params := openai.ChatCompletionNewParams{
-		Model: model,
-		StreamOptions: openai.ChatCompletionStreamOptionsParam{
-			IncludeUsage: param.NewOpt(true),
-		},
-	}
-	if req.Temperature != nil {
-		params.Temperature = param.NewOpt(*req.Temperature)
-	}
-	if req.MaxTokens > 0 {
-		params.MaxTokens = param.NewOpt(int64(req.MaxTokens))
-	}
-	for i, msg := range req.Messages {
-		p, err := toParam(msg)
-		if err != nil {
-			return openai.ChatCompletionNewParams{}, fmt.Errorf("oai: message %d: %w", i, err)
-		}
-		params.Messages = append(params.Messages, p)
-	}
-	for _, t := range req.Tools {
-		fn := openai.FunctionDefinitionParam{Name: t.Name}
-		if t.Description != "" {
-			fn.Description = param.NewOpt(t.Description)
-		}
-		if t.Parameters != nil {
-			fn.Parameters = openai.FunctionParameters(t.Parameters)
-		}
-		params.Tools = append(params.Tools, openai.ChatCompletionToolParam{Function: fn})
-	}
-	return params, nil
-}
-
-// toParam converts one stored message to the SDK's message union.
-func toParam(msg llm.Message) (openai.ChatCompletionMessageParamUnion, error) {
-	switch msg.Role {
-	case llm.RoleSystem:
-		return openai.SystemMessage(msg.Content), nil
-	case llm.RoleUser:
-		return openai.UserMessage(msg.Content), nil
-	case llm.RoleTool:
-		return openai.ToolMessage(msg.Content, msg.ToolCallID), nil
-	case llm.RoleAssistant:
-		var a openai.ChatCompletionAssistantMessageParam
-		if msg.Content != "" || len(msg.ToolCalls) == 0 {
-			a.Content.OfString = param.NewOpt(msg.Content)
-		}
-		for _, tc := range msg.ToolCalls {
-			a.ToolCalls = append(a.ToolCalls, openai.ChatCompletionMessageToolCallParam{
-				ID: tc.ID,
-				Function: openai.ChatCompletionMessageToolCallFunctionParam{
-					Name:      tc.Name,
-					Arguments: tc.Arguments,
-				},
-			})
-		}
-		return openai.ChatCompletionMessageParamUnion{OfAssistant: &a}, nil
-	default:
-		return openai.ChatCompletionMessageParamUnion{}, fmt.Errorf("unknown role %q: %w", msg.Role, llm.ErrPermanent)
-	}
 }
 
 // classify turns a transport or API error into the error Generate returns:
