@@ -12,6 +12,7 @@ import (
 	"context"
 	"math"
 	"sort"
+	"sync"
 
 	"github.com/lorekb/lore/internal/analyze"
 	"github.com/lorekb/lore/internal/rerank"
@@ -34,7 +35,17 @@ const (
 const PhraseBonus = 0.5
 
 // Reranker is the BM25 [rerank.Reranker]. The zero value is ready to use.
-type Reranker struct{}
+// RerankFields and RerankExpanded take the analyses of docs they scored
+// lately from a cache (cache.go); the package's functions analyze afresh.
+type Reranker struct {
+	once  sync.Once
+	cache *bagCache
+}
+
+func (r *Reranker) bags() *bagCache {
+	r.once.Do(func() { r.cache = newBagCache(maxCachedDocs, maxCachedBytes) })
+	return r.cache
+}
 
 var _ rerank.Reranker = (*Reranker)(nil)
 
@@ -70,11 +81,11 @@ type Doc struct {
 	Title, Heading, Text string
 
 	// an is the doc's analysis, made by the first scoring of the doc in
-	// its slice and reused by the next: the retrieval pipeline scores the
-	// same candidates twice (RerankFields, then RerankExpanded), and
-	// analyzing every candidate's text again was most of the second pass.
-	// A slice of docs must therefore not be scored from two goroutines at
-	// once.
+	// its slice (or taken from the Reranker's cache) and reused by the
+	// next: the retrieval pipeline scores the same candidates twice
+	// (RerankFields, then RerankExpanded), and analyzing every candidate's
+	// text again was most of the second pass. A slice of docs must
+	// therefore not be scored from two goroutines at once.
 	an *bag
 }
 
@@ -103,6 +114,7 @@ func (r *Reranker) RerankFields(ctx context.Context, query string, docs []Doc, t
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
+	r.bags().analyze(docs)
 	return rank(ScoreFields(query, docs, st), topN), nil
 }
 
@@ -112,6 +124,7 @@ func (r *Reranker) RerankExpanded(ctx context.Context, query string, docs []Doc,
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
+	r.bags().analyze(docs)
 	return rank(ScoreExpanded(query, docs, st, exp), topN), nil
 }
 
