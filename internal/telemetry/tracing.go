@@ -31,9 +31,9 @@ const tracerName = "github.com/lorekb/lore/internal/telemetry"
 // When OTEL_EXPORTER_OTLP_ENDPOINT (or OTEL_EXPORTER_OTLP_TRACES_ENDPOINT) is
 // set, spans are batched and sent over OTLP/HTTP; the exporter reads the other
 // standard OTEL_EXPORTER_OTLP_* variables (headers, timeout, insecure) itself.
-// Otherwise spans are created but not exported: they still carry trace and span
-// ids, so logs (see LogAttrs) and the traceparent handed to Temporal stay
-// correlated even without a collector. OTEL_SERVICE_NAME and
+// Otherwise spans are neither recorded nor exported (idTracerProvider): they
+// still carry trace and span ids, so logs (see LogAttrs) and the traceparent
+// handed to Temporal stay correlated even without a collector. OTEL_SERVICE_NAME and
 // OTEL_RESOURCE_ATTRIBUTES override serviceName and add resource attributes.
 //
 // Call shutdown on exit: it flushes buffered spans within ctx's deadline.
@@ -51,16 +51,18 @@ func SetupTracing(ctx context.Context, serviceName string) (shutdown func(contex
 	} else if err != nil {
 		return nil, fmt.Errorf("telemetry: resource: %w", err)
 	}
-	opts := []sdktrace.TracerProviderOption{sdktrace.WithResource(res)}
+	shutdown = func(context.Context) error { return nil }
 	if otlpEndpointConfigured() {
 		exp, err := otlptracehttp.New(ctx)
 		if err != nil {
 			return nil, fmt.Errorf("telemetry: otlp exporter: %w", err)
 		}
-		opts = append(opts, sdktrace.WithBatcher(exp))
+		tp := sdktrace.NewTracerProvider(sdktrace.WithResource(res), sdktrace.WithBatcher(exp))
+		otel.SetTracerProvider(tp)
+		shutdown = tp.Shutdown
+	} else {
+		otel.SetTracerProvider(idTracerProvider{})
 	}
-	tp := sdktrace.NewTracerProvider(opts...)
-	otel.SetTracerProvider(tp)
 	otel.SetTextMapPropagator(propagation.NewCompositeTextMapPropagator(
 		propagation.TraceContext{}, propagation.Baggage{}))
 	// Export failures would otherwise go to the standard library logger,
@@ -68,7 +70,7 @@ func SetupTracing(ctx context.Context, serviceName string) (shutdown func(contex
 	otel.SetErrorHandler(otel.ErrorHandlerFunc(func(err error) {
 		slog.Warn("opentelemetry", "err", err)
 	}))
-	return tp.Shutdown, nil
+	return shutdown, nil
 }
 
 func otlpEndpointConfigured() bool {
