@@ -198,7 +198,49 @@ func overlapTail(s string, n int) string {
 		start += e
 	}
 	start = cleanStart(s, start)
-	return strings.TrimSpace(s[start:])
+	return strings.TrimSpace(s[outsideFence(s, start):])
+}
+
+// outsideFence moves start past the fenced code block it falls in (fence
+// lines included), or returns it as it is outside one. An overlap that
+// opened inside a block would begin with the block's closing fence, which
+// a reader of the piece (the chunker's own parse, the chat's answer) takes
+// for an opening one: the piece's code would read as prose and its prose
+// as code.
+func outsideFence(s string, start int) int {
+	var (
+		ch      byte
+		n       int
+		in, hit bool // in a block; start is in this block
+	)
+	for off := 0; off < len(s); {
+		next := len(s)
+		if i := strings.IndexByte(s[off:], '\n'); i >= 0 {
+			next = off + i + 1
+		}
+		line := s[off:next]
+		here := start >= off && start < next
+		switch {
+		case in && closesFence(line, ch, n):
+			in = false
+			if hit || here {
+				return next
+			}
+		case in:
+			hit = hit || here
+		default:
+			if c, k, ok := openFence(line); ok {
+				ch, n, in, hit = c, k, true, here
+			} else if here {
+				return start
+			}
+		}
+		off = next
+	}
+	if in && hit {
+		return len(s)
+	}
+	return start
 }
 
 // sentenceEnd returns the byte offset just after the first sentence end in s

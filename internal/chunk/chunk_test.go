@@ -506,3 +506,49 @@ func TestLeadLooksOnlyNearTheTop(t *testing.T) {
 		t.Fatalf("a cut inside one long line keeps valid UTF-8, got %d bytes", len(got))
 	}
 }
+
+// TestOverlapNeverOpensInsideCode: a piece whose overlap would begin inside
+// the previous piece's code block starts after the block instead, so every
+// piece's fences pair up (a stray closing fence would read as an opening one
+// and turn the piece's prose into code).
+func TestOverlapNeverOpensInsideCode(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("# Reading\n\n")
+	for i := 0; i < 6; i++ {
+		fmt.Fprintf(&b, "Prose sentence %d says how a stream is read. ", i)
+	}
+	b.WriteString("\n\n```js\nconst r = getStream();\n")
+	for i := 0; i < 6; i++ {
+		fmt.Fprintf(&b, "r.on('data', (c) => console.log(%d, c.length));\n", i)
+	}
+	b.WriteString("```\n\n")
+	for i := 0; i < 12; i++ {
+		fmt.Fprintf(&b, "Each call %d returns a chunk of data or null. ", i)
+	}
+	doc := b.String()
+	size, overlap := 600, 150
+	got := Split(doc, Options{Size: size, Overlap: overlap})
+	checkPieces(t, got, size)
+	fenced := false
+	for i, p := range got {
+		fences := 0
+		for _, line := range strings.Split(p.Text, "\n") {
+			if strings.HasPrefix(strings.TrimSpace(line), "```") {
+				fences++
+			}
+		}
+		if fences%2 != 0 || strings.HasPrefix(p.Text, "```\n") || strings.HasPrefix(p.Text, "r.on(") {
+			t.Errorf("piece %d opens inside code or leaves a fence unpaired:\n%s", i, p.Text)
+		}
+		fenced = fenced || fences > 0
+	}
+	if !fenced || len(got) < 3 {
+		t.Fatalf("the document should make 3+ pieces, one with the code block: %d pieces", len(got))
+	}
+	// The piece after the code block still overlaps: with the prose after it.
+	for i := 1; i < len(got); i++ {
+		if strings.Contains(got[i-1].Text, "```") && !strings.HasPrefix(got[i].Text, "Each call") {
+			t.Errorf("piece %d after the code block starts %q", i, got[i].Text[:min(40, len(got[i].Text))])
+		}
+	}
+}
