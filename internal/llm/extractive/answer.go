@@ -392,8 +392,8 @@ func answer(query string, passages []passage) string {
 	if lead >= 0 {
 		ls, _ := score(lead, c.parts[0])
 		for i, u := range c.units {
-			if !relevant[u.passage] || u.passage == c.units[lead].passage {
-				continue
+			if !relevant[u.passage] || u.passage == c.units[lead].passage || u.text == "" {
+				continue // a code block alone names the question's words without stating an answer
 			}
 			if s, _ := score(i, c.parts[0]); s >= ls+leadMargin {
 				lead, ls = i, s

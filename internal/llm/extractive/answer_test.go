@@ -300,6 +300,19 @@ func TestAnswerLeadsWithASentenceThatStatesTheQuestion(t *testing.T) {
 	checkCited(t, got, tool)
 }
 
+// A code block on its own does not take the lead from the first relevant
+// passage, however many of the question's words its identifiers and
+// comments say: it states no answer.
+func TestAnswerDoesNotLeadWithAnotherPassagesCode(t *testing.T) {
+	tool := "[1] Net (relevance 0.90)\nThe net module provides an asynchronous network API for stream-based servers.\n\n" +
+		"[2] Performance hooks (relevance 1.00)\n```js\nconst net = require('node:net');\n// create a TCP server that listens on a port\nconst tcp = net.createServer();\ntcp.listen(port);\n```"
+	got := ask(t, "How do I create a TCP server that listens on a port?", tool)
+	if !strings.HasPrefix(got, "The net module provides") {
+		t.Errorf("answer %q does not lead with passage [1]", got)
+	}
+	checkCited(t, got, tool)
+}
+
 // Link targets and image sources are not words a reader sees: a "back to
 // top" image link, or a bar of links, says nothing, while a sentence whose
 // words are links does.
