@@ -1,6 +1,8 @@
 package retrieve
 
 import (
+	"unicode"
+
 	"github.com/lorekb/lore/internal/analyze"
 	"github.com/lorekb/lore/internal/embed"
 	"github.com/lorekb/lore/internal/rerank/lexical"
@@ -105,18 +107,35 @@ func relevance(qWords []string, sec *sectionTerms, st *vector.KeywordStats, m em
 			df = float64(st.DocFreq[q])
 		}
 		w := lexical.IDF(n, df)
-		all += w
 		if sec.have[q] {
 			got += w
+			all += w
 			literal = true
-		} else if m != nil {
-			got += w * bestSimilar(q, sec.words, m)
+		} else if !hasDigit(q) {
+			all += w
+			if m != nil {
+				got += w * bestSimilar(q, sec.words, m)
+			}
 		}
 	}
 	if all == 0 || !literal {
 		return 0
 	}
 	return got / all
+}
+
+// hasDigit reports whether a query word holds a digit: an example value the
+// reader typed (a UUID, a port, a year, "page=2") rather than vocabulary a
+// page must share. Such a word counts for a section that holds it and is
+// left out of the question's weight for one that does not (it is a word the
+// site never uses, so it would weigh the most and sink every page).
+func hasDigit(w string) bool {
+	for _, r := range w {
+		if unicode.IsDigit(r) {
+			return true
+		}
+	}
+	return false
 }
 
 // bestSimilar is the highest similarity in meaning of q to one of words, if
