@@ -13,14 +13,10 @@ import (
 func TestRelevanceLeavesOutExampleValuesASectionLacks(t *testing.T) {
 	q := dedupe(analyze.Words("How do I make a unique identifier like 3b241101-e2bb-4255-8caf-4136c566a962?"))
 	st := &vector.KeywordStats{Docs: 100, DocFreq: map[string]int{}}
+	words := map[string]bool{} // the question's words, its values left out
 	for _, w := range q {
 		if !hasDigit(w) {
 			st.DocFreq[w] = 5
-		}
-	}
-	words := map[string]bool{}
-	for _, w := range q {
-		if !hasDigit(w) {
 			words[w] = true
 		}
 	}
