@@ -377,7 +377,7 @@ func (b *bench) benchChat(ctx context.Context) error {
 	}
 	curve := b.rep.section(fmt.Sprintf("C. Chat curve: turns per second, CPU per turn, lore's memory; %s rounds per client", fmt.Sprint(o.chatRounds)),
 		"Level", "turns/s (lore)", "turns/s ceiling (model's own time)", "lore CPU per turn", "Temporal server CPU per turn", "PostgreSQL CPU per turn (lore's database)", "bench process CPU per turn", "lore peak RSS (VmHWM)", "errors",
-		"bare workflow turns/s", "lore / bare", "bare first-activity latency p50 / p99", "bare first-token overhead p50 / p99", "load average after")
+		"bare workflow turns/s", "lore / bare", "bare first-activity latency p50 / p99", "bare first-token overhead p50 / p99", "bare CPU per turn: Temporal server / bench process", "load average after")
 	for _, l := range levels {
 		dm, err := b.directModel(ctx, c, l.conc, min(l.rounds, 3))
 		if err != nil {
@@ -396,23 +396,27 @@ func (b *bench) benchChat(ctx context.Context) error {
 		loreCPU, tCPU, benchCPU := treeCPU(b.lore.Pid())-loreCPU0, treeCPU(b.temporal.Pid())-tCPU0, selfCPU()-selfCPU0
 		loreTPS := float64(turns) / lv.elapsed.Seconds()
 		loadAfter := env.LoadAvgNow()
-		bareCells := []string{"—", "—", "—", "—"}
+		bareCells := []string{"—", "—", "—", "—", "—"}
 		if l.conc > 1 {
 			loreAt[l.conc] = loreTPS
 		}
 		if bare != nil && l.conc > 1 {
 			waited := b.settle(ctx)
 			logf("C: %d concurrent: Temporal server quiet after %s; bare workflow level (load average %s)", l.conc, waited.Round(10*time.Millisecond), env.LoadAvgNow())
+			bt0, bs0 := treeCPU(b.temporal.Pid()), selfCPU()
 			bl, err := bare.level(ctx, o, l.conc, l.rounds)
 			if err != nil {
 				return fmt.Errorf("bare workflow: %w", err)
 			}
+			bareT := (treeCPU(b.temporal.Pid()) - bt0) / time.Duration(max(bl.turns, 1))
+			bareS := (selfCPU() - bs0) / time.Duration(max(bl.turns, 1))
 			bareAt[l.conc] = bl
 			bareCells = []string{fmt.Sprintf("%.1f", bl.turnsPS()), pct(loreTPS, bl.turnsPS()),
-				ms(bl.firstAct.Percentile(50)) + " / " + ms(bl.firstAct.Percentile(99)), ms(bl.over.Percentile(50)) + " / " + ms(bl.over.Percentile(99))}
-			logf("C: %d concurrent: bare workflow %.1f turns/s (%d errors), first activity p50 %s p99 %s, first-token overhead p50 %s p99 %s; lore %.1f turns/s = %s of it (load average %s)",
+				ms(bl.firstAct.Percentile(50)) + " / " + ms(bl.firstAct.Percentile(99)), ms(bl.over.Percentile(50)) + " / " + ms(bl.over.Percentile(99)),
+				ms(bareT) + " / " + ms(bareS)}
+			logf("C: %d concurrent: bare workflow %.1f turns/s (%d errors), first activity p50 %s p99 %s, first-token overhead p50 %s p99 %s, CPU per turn: Temporal server %s, bench process (its worker too) %s; lore %.1f turns/s = %s of it (load average %s)",
 				l.conc, bl.turnsPS(), bl.errors, ms(bl.firstAct.Percentile(50)), ms(bl.firstAct.Percentile(99)),
-				ms(bl.over.Percentile(50)), ms(bl.over.Percentile(99)), loreTPS, pct(loreTPS, bl.turnsPS()), env.LoadAvgNow())
+				ms(bl.over.Percentile(50)), ms(bl.over.Percentile(99)), ms(bareT), ms(bareS), loreTPS, pct(loreTPS, bl.turnsPS()), env.LoadAvgNow())
 			if bl.errors > 0 {
 				curve.note("Bare workflow at %d concurrent: %d errors, first: %s", l.conc, bl.errors, bl.firstErr)
 			}
@@ -427,7 +431,7 @@ func (b *bench) benchChat(ctx context.Context) error {
 		curve.row(fmt.Sprintf("%d concurrent", l.conc), fmt.Sprintf("%.1f", loreTPS),
 			fmt.Sprintf("%.1f", float64(l.conc)/modelTime.Seconds()),
 			ms(loreCPU/time.Duration(max(turns, 1))), ms(tCPU/time.Duration(max(turns, 1))), pgPerTurn, ms(benchCPU/time.Duration(max(turns, 1))), procStatus(b.lore.Pid(), "VmHWM"), fmt.Sprint(lv.errors),
-			bareCells[0], bareCells[1], bareCells[2], bareCells[3], loadAfter)
+			bareCells[0], bareCells[1], bareCells[2], bareCells[3], bareCells[4], loadAfter)
 		if len(lv.toModel) > 0 {
 			pp := func(l load.Latencies) string { return ms(l.Percentile(50)) + " / " + ms(l.Percentile(99)) }
 			line := fmt.Sprintf("Stages to the first token at %d concurrent, p50 / p99 (the scripted model's timestamps): request → tool-call model call arrives %s; its response sent → answer call arrives (search and the steps around it) %s; first answer token sent → read by the client %s",
@@ -518,7 +522,7 @@ func (b *bench) benchChat(ctx context.Context) error {
 			fmt.Sprintf("%.1f turns/s (bare workflow, same run)", bl.turnsPS()))
 	}
 	if bare != nil {
-		curve.note("Bare workflow: a workflow of the chat turn's shape with trivial bodies (bench/cmd/lorebench/bare.go) on the same Temporal server, run by a worker in the bench process on its own task queue with Lore's worker options, started eagerly with a chat run's memo and search attributes, its tool-call turn, search, answer turn and persist step as local activities of one workflow task, its events handed to the reader in-process; its model turns only wait the scripted model's time. It runs at each level right after Lore's, with the same clients and rounds. First-activity latency: start request → the first model turn's body runs.")
+		curve.note("Bare workflow: a workflow of the chat turn's shape with trivial bodies (bench/cmd/lorebench/bare.go) on the same Temporal server, run by a worker in the bench process on its own task queue with Lore's worker options, started eagerly with a chat run's memo and search attributes, its tool-call turn, search, answer turn and persist step as local activities of one workflow task, its events handed to the reader in-process; its model turns only wait the scripted model's time. It runs at each level right after Lore's, with the same clients and rounds. First-activity latency: start request → the first model turn's body runs. Its CPU per turn: the Temporal server's, and the bench process's, which holds the bare workflow's worker as well as the clients and the scripted model (lore's worker is in lore's column).")
 	}
 	if o.chatSteady > 0 && ceiling > 0 {
 		b.benchSteady(ctx, c, siteID, ceiling, ceilingAt)
