@@ -80,60 +80,27 @@ func termSet(texts ...string) map[string]bool {
 	return set
 }
 
+// newCorpus builds the corpus of query over passages from their cached
+// analyses: only whether the question asks how and the term weights are
+// the question's.
 func newCorpus(query string, passages []passage) *corpus {
 	c := &corpus{passages: passages, parts: questionParts(query), how: howRe.MatchString(query)}
+	variant := 0
+	if c.how {
+		variant = 1
+	}
+	size := 0
+	for _, p := range passages {
+		size += len(p.an.units[variant])
+	}
+	c.units = make([]unit, 0, size)
+	c.pterms = make([]map[string]bool, len(passages))
 	for pi, p := range passages {
-		all := termSet(p.title)
-		pos := 0
-		lastSeg := -2 // the segment the previous unit came from
-		for si, seg := range p.segments {
-			ctx := termSet(p.title, seg.heading)
-			switch {
-			case seg.kind == segHeading, seg.kind == segRow && !describes(seg.text):
-				// Said by the page, but not quotable: a heading is what the
-				// sentences under it are about, and a row of short cells
-				// ("Debian – lore.deb") lacks the header that says what
-				// they are. A row with a cell that is a statement (a
-				// reference table's "L – last – Stop the rewriting process
-				// immediately") is quoted like a sentence.
-				analyze.Each(seg.text, func(t string) { all[t] = true })
-			case seg.kind == segCode:
-				code := boundCode(seg.text)
-				terms := termSet(seg.text)
-				for t := range terms {
-					all[t] = true
-				}
-				if n := len(c.units); lastSeg == si-1 && n > 0 && c.units[n-1].passage == pi && c.units[n-1].code == "" {
-					// The sentence right before a code block introduces it
-					// ("To install, run:"): the code is what it says to do.
-					u := &c.units[n-1]
-					u.code = code
-					if c.how {
-						for t := range terms {
-							u.context[t] = true
-						}
-					}
-				} else if c.how {
-					c.units = append(c.units, unit{code: code, passage: pi, pos: pos, terms: terms, context: ctx})
-					pos++
-				}
-				lastSeg = si
-			default:
-				for _, s := range analyze.Sentences(seg.text) {
-					terms := termSet(s)
-					for t := range terms {
-						all[t] = true
-					}
-					if !substantive(s) {
-						continue
-					}
-					c.units = append(c.units, unit{text: s, passage: pi, pos: pos, terms: terms, context: ctx})
-					pos++
-					lastSeg = si
-				}
-			}
+		for _, u := range p.an.units[variant] {
+			u.passage = pi // a copy: the maps it shares are only read
+			c.units = append(c.units, u)
 		}
-		c.pterms = append(c.pterms, all)
+		c.pterms[pi] = p.an.all
 	}
 	// A term weighs by its rarity among the units; one that no unit holds
 	// weighs as much as the rarest held one.
@@ -574,8 +541,8 @@ func Support(query string, titles, contents []string) []float64 {
 		if i < len(titles) {
 			title = titles[i]
 		}
-		passages[i] = passage{title: title, segments: segments(content), relevance: -1,
-			cjk: hasCJK(title) || hasCJK(content)}
+		a := analyses.get(title, content)
+		passages[i] = passage{title: title, segments: a.segments, relevance: -1, cjk: a.cjk, an: a}
 	}
 	c := newCorpus(strings.TrimSpace(query), passages)
 	out := make([]float64, len(passages))

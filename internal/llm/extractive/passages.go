@@ -19,7 +19,8 @@ type passage struct {
 	// relevance is the search's share of the question's term weight found
 	// in the passage (0..1), or -1 when the header did not say.
 	relevance float64
-	cjk       bool // it holds CJK text, so it can hold the question's CJK terms
+	cjk       bool      // it holds CJK text, so it can hold the question's CJK terms
+	an        *analysis // the analysis of its title and text, from the cache
 }
 
 var headerRe = regexp.MustCompile(`^\[(\d+)\](?:\s(.*?))?(?:\s\(relevance ([0-9.]+)\))?$`)
@@ -39,9 +40,8 @@ func parsePassages(content string) []passage {
 	)
 	finish := func() {
 		if cur != nil {
-			text := strings.Join(body, "\n")
-			cur.segments = segments(text)
-			cur.cjk = hasCJK(cur.title) || hasCJK(text)
+			a := analyses.get(cur.title, strings.Join(body, "\n"))
+			cur.segments, cur.cjk, cur.an = a.segments, a.cjk, a
 			out = append(out, *cur)
 		}
 		cur, body = nil, nil
