@@ -3,7 +3,6 @@ package retrieve
 import (
 	"unicode"
 
-	"github.com/lorekb/lore/internal/analyze"
 	"github.com/lorekb/lore/internal/embed"
 	"github.com/lorekb/lore/internal/rerank/lexical"
 	"github.com/lorekb/lore/internal/vector"
@@ -46,14 +45,15 @@ func sectionWords(pool, shown []Result, qWords []string, all bool) map[section]*
 		if !ok {
 			continue
 		}
-		for _, f := range []string{r.Hit.Title, r.Hit.Heading, r.Hit.Text} {
-			analyze.EachWord(f, func(t string) {
-				if want[t] {
-					st.have[t] = true
-				} else if st.words != nil && len(st.words) < maxSectionWords {
-					st.words[t] = true
-				}
-			})
+		// The chunk's distinct words, in the order they first come: a repeat
+		// would change nothing (the maps only grow, so one not kept for
+		// maxSectionWords the first time is not kept the next).
+		for _, t := range chunkWords.words(r.Hit) {
+			if want[t] {
+				st.have[t] = true
+			} else if st.words != nil && len(st.words) < maxSectionWords {
+				st.words[t] = true
+			}
 		}
 	}
 	return out
