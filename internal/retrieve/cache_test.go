@@ -8,11 +8,14 @@ import (
 	"testing"
 
 	"github.com/lorekb/lore/internal/analyze"
+	"github.com/lorekb/lore/internal/lru"
 	"github.com/lorekb/lore/internal/vector"
 )
 
 // resetChunkWords empties the process's cache of chunk words.
-func resetChunkWords() { chunkWords = newWordCache(maxCachedChunks, maxCachedChunkBytes) }
+func resetChunkWords() {
+	chunkWords = lru.New[chunkKey, []string](maxCachedChunks, maxCachedChunkBytes)
+}
 
 // freshSectionWords is sectionWords as it read every chunk's fields anew,
 // before the cache.
@@ -81,27 +84,24 @@ func TestCachedChunkWordsJudgeAsFresh(t *testing.T) {
 }
 
 // The cache holds no more than its bound in bytes, however many chunks go
-// through it, keeps its count of them exact, and does not keep a chunk that
-// would take a sixteenth of it.
+// through it, and does not keep a chunk that would take a sixteenth of it
+// (internal/lru tests the counting itself).
 func TestWordCacheBound(t *testing.T) {
 	const maxBytes = 16 << 10
-	c := newWordCache(1000, maxBytes)
+	shared := chunkWords
+	defer func() { chunkWords = shared }()
+	chunkWords = lru.New[chunkKey, []string](1000, maxBytes)
 	for i := range 300 {
-		c.words(vector.Hit{Title: fmt.Sprint("Page ", i), Text: fmt.Sprintf("Part %d of the guide sets up tool%d.", i, i)})
-		if c.used > maxBytes {
-			t.Fatalf("after %d chunks the cache holds %d bytes, over %d", i+1, c.used, maxBytes)
+		wordsOf(vector.Hit{Title: fmt.Sprint("Page ", i), Text: fmt.Sprintf("Part %d of the guide sets up tool%d.", i, i)})
+		if chunkWords.Used() > maxBytes {
+			t.Fatalf("after %d chunks the cache holds %d bytes, over %d", i+1, chunkWords.Used(), maxBytes)
 		}
 	}
-	sum := 0
-	for _, k := range c.lru.Keys() {
-		e, _ := c.lru.Peek(k)
-		sum += e.size
-	}
-	if sum != c.used || c.lru.Len() == 0 || c.lru.Len() == 300 {
-		t.Errorf("%d entries of %d bytes, the cache counts %d", c.lru.Len(), sum, c.used)
+	if n := chunkWords.Len(); n == 0 || n == 300 {
+		t.Errorf("%d entries of 300 chunks within %d bytes", n, maxBytes)
 	}
 	huge := vector.Hit{Title: "Huge", Text: strings.Repeat("a long text ", 200)}
-	if c.words(huge); c.lru.Contains(chunkKey{huge.Title, huge.Heading, huge.Text}) {
+	if wordsOf(huge); func() bool { _, ok := chunkWords.Get(chunkKey{huge.Title, huge.Heading, huge.Text}); return ok }() {
 		t.Errorf("a chunk of over a sixteenth of the bound was cached")
 	}
 }

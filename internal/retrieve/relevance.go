@@ -48,7 +48,7 @@ func sectionWords(pool, shown []Result, qWords []string, all bool) map[section]*
 		// The chunk's distinct words, in the order they first come: a repeat
 		// would change nothing (the maps only grow, so one not kept for
 		// maxSectionWords the first time is not kept the next).
-		for _, t := range chunkWords.words(r.Hit) {
+		for _, t := range wordsOf(r.Hit) {
 			if want[t] {
 				st.have[t] = true
 			} else if st.words != nil && len(st.words) < maxSectionWords {

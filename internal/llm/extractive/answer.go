@@ -541,7 +541,7 @@ func Support(query string, titles, contents []string) []float64 {
 		if i < len(titles) {
 			title = titles[i]
 		}
-		a := analyses.get(title, content)
+		a := analysisOf(title, content)
 		passages[i] = passage{title: title, segments: a.segments, relevance: -1, cjk: a.cjk, an: a}
 	}
 	c := newCorpus(strings.TrimSpace(query), passages)

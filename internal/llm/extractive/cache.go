@@ -2,11 +2,9 @@ package extractive
 
 import (
 	"maps"
-	"sync"
-
-	"github.com/hashicorp/golang-lru/v2/simplelru"
 
 	"github.com/lorekb/lore/internal/analyze"
+	"github.com/lorekb/lore/internal/lru"
 )
 
 // The chat answers and scores its sources from the same popular passages
@@ -40,49 +38,20 @@ type analysis struct {
 }
 
 // analyses is the process's cache of passage analyses.
-var analyses = newAnalysisCache(maxCachedPassages, maxCachedBytes)
+var analyses = lru.New[passageKey, *analysis](maxCachedPassages, maxCachedBytes)
 
-// analysisCache is a least-recently-used cache of analyses bounded in
-// entries (by the LRU) and in bytes (kept here).
-type analysisCache struct {
-	mu       sync.Mutex
-	lru      *simplelru.LRU[passageKey, *analysis]
-	used     int
-	maxBytes int
-}
-
-func newAnalysisCache(maxPassages, maxBytes int) *analysisCache {
-	c := &analysisCache{maxBytes: maxBytes}
-	c.lru, _ = simplelru.NewLRU(maxPassages, func(_ passageKey, a *analysis) { c.used -= a.size })
-	return c
-}
-
-// get is the analysis of the passage with title and text (the passage's
-// content, which segments splits), from the cache where it has one.
-func (c *analysisCache) get(title, text string) *analysis {
+// analysisOf is the analysis of the passage with title and text (the
+// passage's content, which segments splits), from the cache where it has
+// one.
+func analysisOf(title, text string) *analysis {
 	k := passageKey{title, text}
-	c.mu.Lock()
-	a, ok := c.lru.Get(k)
-	c.mu.Unlock()
-	if ok {
+	if a, ok := analyses.Get(k); ok {
 		return a
 	}
-	a = analyzePassage(title, segments(text))
+	a := analyzePassage(title, segments(text))
 	a.cjk = hasCJK(title) || hasCJK(text)
 	a.size += len(title) + len(text)
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if a.size > c.maxBytes/16 {
-		return a // one huge passage would push out many
-	}
-	c.lru.Remove(k) // a concurrent miss may have put it: the callback subtracts its size
-	c.lru.Add(k, a)
-	c.used += a.size
-	for c.used > c.maxBytes {
-		if _, _, ok := c.lru.RemoveOldest(); !ok {
-			break
-		}
-	}
+	analyses.Add(k, a, a.size)
 	return a
 }
 

@@ -6,10 +6,12 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/lorekb/lore/internal/lru"
 )
 
 // resetAnalyses empties the process's cache of passage analyses.
-func resetAnalyses() { analyses = newAnalysisCache(maxCachedPassages, maxCachedBytes) }
+func resetAnalyses() { analyses = lru.New[passageKey, *analysis](maxCachedPassages, maxCachedBytes) }
 
 // uncached runs f with an empty cache of its own, so that every analysis
 // it reads is fresh, and puts the shared cache back.
@@ -86,27 +88,24 @@ func TestCachedAnalysesAnswerAsFresh(t *testing.T) {
 }
 
 // The cache holds no more than its bound in bytes, however many passages
-// go through it, keeps its count of them exact, and does not keep a
-// passage that would take a sixteenth of it.
+// go through it, and does not keep a passage that would take a sixteenth of
+// it (internal/lru tests the counting itself).
 func TestAnalysisCacheBound(t *testing.T) {
 	const maxBytes = 64 << 10
-	c := newAnalysisCache(1000, maxBytes)
+	shared := analyses
+	defer func() { analyses = shared }()
+	analyses = lru.New[passageKey, *analysis](1000, maxBytes)
 	for i := range 200 {
-		c.get(fmt.Sprint("Page ", i), fmt.Sprintf("# Part %d\nTo set up part %d, run the tool with its number %d.\n```\ntool %d\n```", i, i, i, i))
-		if c.used > maxBytes {
-			t.Fatalf("after %d passages the cache holds %d bytes, over %d", i+1, c.used, maxBytes)
+		analysisOf(fmt.Sprint("Page ", i), fmt.Sprintf("# Part %d\nTo set up part %d, run the tool with its number %d.\n```\ntool %d\n```", i, i, i, i))
+		if analyses.Used() > maxBytes {
+			t.Fatalf("after %d passages the cache holds %d bytes, over %d", i+1, analyses.Used(), maxBytes)
 		}
 	}
-	sum := 0
-	for _, k := range c.lru.Keys() {
-		a, _ := c.lru.Peek(k)
-		sum += a.size
-	}
-	if sum != c.used || c.lru.Len() == 0 || c.lru.Len() == 200 {
-		t.Errorf("%d entries of %d bytes, the cache counts %d", c.lru.Len(), sum, c.used)
+	if n := analyses.Len(); n == 0 || n == 200 {
+		t.Errorf("%d entries of 200 passages within %d bytes", n, maxBytes)
 	}
 	huge := strings.Repeat("A long sentence of the huge page, one of many. ", 200)
-	if c.get("Huge", huge); c.lru.Contains(passageKey{"Huge", huge}) {
+	if analysisOf("Huge", huge); func() bool { _, ok := analyses.Get(passageKey{"Huge", huge}); return ok }() {
 		t.Errorf("a passage of over a sixteenth of the bound was cached")
 	}
 }

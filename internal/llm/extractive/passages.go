@@ -40,7 +40,7 @@ func parsePassages(content string) []passage {
 	)
 	finish := func() {
 		if cur != nil {
-			a := analyses.get(cur.title, strings.Join(body, "\n"))
+			a := analysisOf(cur.title, strings.Join(body, "\n"))
 			cur.segments, cur.cjk, cur.an = a.segments, a.cjk, a
 			out = append(out, *cur)
 		}

@@ -64,7 +64,7 @@ func TestCachedAnalysesRankAsFresh(t *testing.T) {
 			}
 		}
 	}
-	if n := r.bags().lru.Len(); n != 5 {
+	if n := r.bags().Len(); n != 5 {
 		t.Errorf("cache holds %d analyses, want 5 (the distinct docs)", n)
 	}
 
@@ -83,20 +83,21 @@ func unanalyzed(docs []Doc) []Doc {
 	return out
 }
 
-// The cache keeps at most its entries and its bytes, the least recently
-// used leaving first, and does not keep a doc too large for it.
+// The Reranker's cache keeps what its bounds allow, the least recently
+// used leaving first, and does not keep a doc too large for it (internal/lru
+// tests the counting itself).
 func TestBagCacheBounds(t *testing.T) {
 	doc := func(i int) Doc {
 		return Doc{Title: fmt.Sprint("doc ", i), Text: fmt.Sprintf("text number %d about quokkas", i)}
 	}
 	c := newBagCache(3, 1<<20)
 	for i := range 5 {
-		c.analyze([]Doc{doc(i)})
+		analyzeCached(c, []Doc{doc(i)})
 	}
-	if n := c.lru.Len(); n != 3 {
+	if n := c.Len(); n != 3 {
 		t.Errorf("%d entries, want 3", n)
 	}
-	if _, ok := c.lru.Peek(docKey{doc(1).Title, "", doc(1).Text}); ok {
+	if _, ok := c.Get(docKey{doc(1).Title, "", doc(1).Text}); ok {
 		t.Error("the least recently used doc was kept")
 	}
 
@@ -105,17 +106,17 @@ func TestBagCacheBounds(t *testing.T) {
 	one := bagSize(&d)
 	c = newBagCache(100, 16*one)
 	for i := range 40 {
-		c.analyze([]Doc{doc(i)})
+		analyzeCached(c, []Doc{doc(i)})
 	}
-	if n := c.lru.Len(); n < 10 || n > 16 || c.used > c.maxBytes {
-		t.Errorf("%d entries of %d bytes, want at most 16 within %d", n, c.used, c.maxBytes)
+	if n := c.Len(); n < 10 || n > 16 || c.Used() > 16*one {
+		t.Errorf("%d entries of %d bytes, want at most 16 within %d", n, c.Used(), 16*one)
 	}
 
 	c = newBagCache(100, 16*one)
 	big := []Doc{{Text: strings.Repeat("quokka ", 100)}}
-	c.analyze(big)
-	if big[0].an == nil || c.lru.Len() != 0 || c.used != 0 {
-		t.Errorf("a doc over a sixteenth of the bound: analyzed %v, %d entries, %d bytes", big[0].an != nil, c.lru.Len(), c.used)
+	analyzeCached(c, big)
+	if big[0].an == nil || c.Len() != 0 || c.Used() != 0 {
+		t.Errorf("a doc over a sixteenth of the bound: analyzed %v, %d entries, %d bytes", big[0].an != nil, c.Len(), c.Used())
 	}
 }
 

@@ -114,7 +114,7 @@ func (r *Reranker) RerankFields(ctx context.Context, query string, docs []Doc, t
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	r.bags().analyze(docs)
+	analyzeCached(r.bags(), docs)
 	return rank(ScoreFields(query, docs, st), topN), nil
 }
 
@@ -124,7 +124,7 @@ func (r *Reranker) RerankExpanded(ctx context.Context, query string, docs []Doc,
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	r.bags().analyze(docs)
+	analyzeCached(r.bags(), docs)
 	return rank(ScoreExpanded(query, docs, st, exp), topN), nil
 }
 
