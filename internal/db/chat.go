@@ -107,6 +107,7 @@ func (d *DB) DeleteChatSession(ctx context.Context, threadID, memberID, ownerHas
 // args) together with its messages, tool results and feedback, in one
 // transaction; no such session is ErrNotFound and nothing is deleted.
 func (d *DB) deleteThread(ctx context.Context, threadID, cond string, args ...any) error {
+	d.fresh.drop(threadID)
 	return d.Tx(ctx, func(ctx context.Context, tx bun.Tx) error {
 		res, err := tx.NewDelete().Model((*models.ChatSession)(nil)).
 			Where("thread_id = ?", threadID).Where(cond, args...).Exec(ctx)

@@ -61,6 +61,7 @@ func (d *DB) StartTurn(ctx context.Context, in BeginTurn) (*TurnStart, error) {
 		return d.startNewThread(ctx, in)
 	}
 	var out TurnStart
+	var written []models.ChatMessage
 	err := d.Tx(ctx, func(ctx context.Context, tx bun.Tx) error {
 		now := time.Now().UTC()
 		s := new(models.ChatSession)
@@ -98,10 +99,16 @@ func (d *DB) StartTurn(ctx context.Context, in BeginTurn) (*TurnStart, error) {
 			return err
 		}
 		out = TurnStart{Session: s, Turn: s.TurnCount}
+		written = rows
 		return nil
 	})
 	if err != nil {
 		return nil, err
+	}
+	if in.New {
+		d.fresh.put(in.ThreadID, written, time.Now())
+	} else {
+		d.fresh.drop(in.ThreadID)
 	}
 	return &out, nil
 }
@@ -119,6 +126,7 @@ func (d *DB) startNewThread(ctx context.Context, in BeginTurn) (*TurnStart, erro
 	if err != nil {
 		return nil, Classify(err)
 	}
+	d.fresh.put(in.ThreadID, rows, now)
 	return &TurnStart{Session: s, Turn: s.TurnCount}, nil
 }
 
@@ -202,6 +210,9 @@ type ConversationContext struct {
 // the cut-off needs a second read (of the session, to tell it from a missing
 // one).
 func (d *DB) LoadContext(ctx context.Context, threadID string) (*ConversationContext, error) {
+	if conv, ok := d.fresh.take(threadID, time.Now()); ok {
+		return conv, nil
+	}
 	var rows []struct {
 		models.ChatMessage `bun:",extend"`
 		SessionSummary     string `bun:"session_summary"`
@@ -270,6 +281,7 @@ type TurnRow struct {
 // rows included (what summarizing counts), or -1 when it wrote nothing
 // (session gone, turn stored by an earlier attempt).
 func (d *DB) PersistTurn(ctx context.Context, threadID string, turn int, rows []TurnRow, sourceOffset int) (int, error) {
+	d.fresh.drop(threadID)
 	pos := TurnPosition(turn, true)
 	now := time.Now().UTC()
 	// MessageSeq holds each answer row's offset among the turn's answers;
@@ -398,6 +410,7 @@ UPDATE chat_sessions SET message_count = (SELECT COUNT(*) FROM chat_messages AS 
 
 // SaveSummary stores the conversation memory covering messages before upTo.
 func (d *DB) SaveSummary(ctx context.Context, threadID, summary string, upTo int) error {
+	d.fresh.drop(threadID)
 	_, err := d.NewUpdate().Model((*models.ChatSession)(nil)).Set("summary = ?", summary).
 		Set("summary_up_to = ?", upTo).Where("thread_id = ?", threadID).Exec(ctx)
 	return Classify(err)

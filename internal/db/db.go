@@ -28,7 +28,8 @@ import (
 // DB wraps bun.DB with the facts queries need about the dialect.
 type DB struct {
 	*bun.DB
-	changes changeHooks // what committed writes touched, for the caches above (changes.go)
+	changes changeHooks   // what committed writes touched, for the caches above (changes.go)
+	fresh   freshContexts // new threads' contexts until their first read (freshcontext.go)
 	// Secrets seals the provider secrets of system configs, data sources
 	// and site bot settings at rest (see secrets.go); nil stores them clear.
 	Secrets *sealed.Box

@@ -3,6 +3,7 @@ package db_test
 import (
 	"context"
 	"errors"
+	"reflect"
 	"testing"
 
 	"github.com/lorekb/lore/internal/db"
@@ -150,6 +151,63 @@ func TestStartTurnNewThread(t *testing.T) {
 		}
 		if c := countWhere(t, d, (*models.ChatMessage)(nil), "thread_id = ?", "th-new"); c != 1 {
 			t.Fatalf("%d messages after the clash, want 1", c)
+		}
+	})
+}
+
+// A new thread's first context read is the rows StartTurn wrote, without a
+// query, and equal to what the query reads; once read, or after any other
+// write to the thread, reads query again.
+func TestNewThreadContextWithoutAQuery(t *testing.T) {
+	dbtest.Each(t, func(t *testing.T, d *db.DB) {
+		ctx := context.Background()
+		tid := defaultTenant(t, d)
+		site := chatTestSite(t, d, tid, "fresh", false)
+		start := func(thread, text string, isNew bool) {
+			t.Helper()
+			if _, err := d.StartTurn(ctx, db.BeginTurn{ThreadID: thread, TenantID: tid, SiteID: site, MemberID: "m1",
+				Source: "web", UserText: text, New: isNew,
+				History: []db.HistoryMessage{{Role: "user", Content: "hi"}, {Role: "assistant", Content: "hello"}}}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		start("th-fresh", "what is a stream?", true)
+		// The stored rows change behind the process's back: the kept
+		// context is what StartTurn wrote, the next read is the table's.
+		if _, err := d.NewUpdate().Model((*models.ChatMessage)(nil)).Set("content = ?", "changed").
+			Where("thread_id = ? AND role = 'user' AND content = 'hi'", "th-fresh").Exec(ctx); err != nil {
+			t.Fatal(err)
+		}
+		kept, err := d.LoadContext(ctx, "th-fresh")
+		if err != nil {
+			t.Fatal(err)
+		}
+		queried, err := d.LoadContext(ctx, "th-fresh")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(kept.Messages) != 3 || kept.Messages[0].Content != "hi" || queried.Messages[0].Content != "changed" {
+			t.Fatalf("kept %+v, queried %+v", kept.Messages, queried.Messages)
+		}
+		queried.Messages[0].Content = "hi"
+		if !reflect.DeepEqual(kept, queried) {
+			t.Errorf("the kept context %+v differs from the stored one %+v", kept, queried)
+		}
+
+		// Any other write to the thread drops what is kept.
+		start("th-fresh2", "first", true)
+		if n, err := d.PersistTurn(ctx, "th-fresh2", 1, []db.TurnRow{{Role: "assistant", Content: "an answer"}}, 0); err != nil || n <= 0 {
+			t.Fatalf("PersistTurn = %d, %v", n, err)
+		}
+		if conv, err := d.LoadContext(ctx, "th-fresh2"); err != nil || len(conv.Messages) != 4 || conv.Messages[3].Content != "an answer" {
+			t.Fatalf("after PersistTurn: %+v, %v", conv, err)
+		}
+		start("th-fresh3", "first", true)
+		if err := d.DeleteChatSession(ctx, "th-fresh3", "m1", ""); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := d.LoadContext(ctx, "th-fresh3"); !errors.Is(err, db.ErrNotFound) {
+			t.Fatalf("after the session's delete: %v, want ErrNotFound", err)
 		}
 	})
 }
