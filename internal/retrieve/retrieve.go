@@ -334,7 +334,7 @@ func (p Pipeline) feedback(ctx context.Context, siteID int64, query string, fb, 
 			d = lexical.Doc{Title: r.Hit.Title, Heading: r.Hit.Heading, Text: r.Hit.Text}
 		}
 		docs[i] = d
-		vector.EachFieldTerm(r.Hit.Title, r.Hit.Heading, r.Hit.Text, func(t string, _ int) {
+		docs[i].EachTerm(func(t string) { // the analysis scoring made
 			if !seen[t] {
 				seen[t] = true
 				terms = append(terms, t)

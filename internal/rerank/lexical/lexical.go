@@ -106,6 +106,14 @@ func (d *Doc) analysis() *bag {
 	return d.an
 }
 
+// EachTerm calls fn with each distinct term of d's fields, from its
+// analysis (made on the first call if scoring has not made it).
+func (d *Doc) EachTerm(fn func(string)) {
+	for t := range d.analysis().tf {
+		fn(t)
+	}
+}
+
 // RerankFields ranks docs like Rerank, scoring with the corpus statistics st
 // (the site's, from the keyword index) so a term's weight is its rarity in
 // the whole site, not among the candidates; st nil falls back to the
