@@ -190,7 +190,7 @@ func boundCode(code string) string {
 // page cannot say 冲突, so a Chinese question's Chinese words neither count
 // for nor against it; its English words (git rebase) still do.
 func (c *corpus) countable(t string, pi int) bool {
-	return !isCJKTerm(t) || c.passages[pi].cjk
+	return !isCJKTerm(t) || c.passages[pi].an.cjk
 }
 
 // support is the share of part p's term weight that unit u holds, in [0,1]:
@@ -238,7 +238,7 @@ func (c *corpus) mixedScript() (cjk, other bool) {
 // search's figure counts words the passage cannot be written in.
 func (c *corpus) relevanceOf(pi int) float64 {
 	r := c.passages[pi].relevance
-	if cjk, other := c.mixedScript(); !cjk || !other || c.passages[pi].cjk {
+	if cjk, other := c.mixedScript(); !cjk || !other || c.passages[pi].an.cjk {
 		return r
 	}
 	var got, all float64
@@ -541,8 +541,7 @@ func Support(query string, titles, contents []string) []float64 {
 		if i < len(titles) {
 			title = titles[i]
 		}
-		a := analysisOf(title, content)
-		passages[i] = passage{title: title, segments: a.segments, relevance: -1, cjk: a.cjk, an: a}
+		passages[i] = passage{title: title, relevance: -1, an: analysisOf(title, content)}
 	}
 	c := newCorpus(strings.TrimSpace(query), passages)
 	out := make([]float64, len(passages))

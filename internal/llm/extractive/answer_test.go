@@ -30,7 +30,7 @@ func checkCited(t *testing.T, answer string, tool string) []string {
 	bodies := map[string]string{}
 	for _, p := range parsePassages(tool) {
 		var b strings.Builder
-		for _, s := range p.segments {
+		for _, s := range p.an.segments {
 			b.WriteString(s.text + "\n")
 		}
 		bodies[p.num] = strings.Join(strings.Fields(b.String()), " ")

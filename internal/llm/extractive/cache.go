@@ -27,7 +27,7 @@ type passageKey struct{ title, text string }
 // It is shared once cached and must not be changed.
 type analysis struct {
 	segments []segment
-	cjk      bool
+	cjk      bool            // it holds CJK text, so it can hold the question's CJK terms
 	all      map[string]bool // every term of the passage (corpus.pterms)
 	// units are the passage's quotable units, with passage 0, for a
 	// question that does not ask how ([0]) and for one that does ([1]):

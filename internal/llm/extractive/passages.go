@@ -10,16 +10,15 @@ import (
 
 // --- passages ---
 
-// passage is one search result: its citation number, title, text segments
-// and the relevance its header gave.
+// passage is one search result: its citation number, title, the relevance
+// its header gave and the analysis of its text (segments, units, whether it
+// holds CJK text).
 type passage struct {
-	num      string
-	title    string
-	segments []segment
+	num   string
+	title string
 	// relevance is the search's share of the question's term weight found
 	// in the passage (0..1), or -1 when the header did not say.
 	relevance float64
-	cjk       bool      // it holds CJK text, so it can hold the question's CJK terms
 	an        *analysis // the analysis of its title and text, from the cache
 }
 
@@ -40,8 +39,7 @@ func parsePassages(content string) []passage {
 	)
 	finish := func() {
 		if cur != nil {
-			a := analysisOf(cur.title, strings.Join(body, "\n"))
-			cur.segments, cur.cjk, cur.an = a.segments, a.cjk, a
+			cur.an = analysisOf(cur.title, strings.Join(body, "\n"))
 			out = append(out, *cur)
 		}
 		cur, body = nil, nil
