@@ -123,6 +123,7 @@ func limits(opt Options) (size, overlap, budget int) {
 type unit struct {
 	text string // trimmed, non-empty
 	sep  string // separator before it when it follows another unit in a piece
+	cut  bool   // it ends inside a sentence (hardSplit cut a longer one)
 }
 
 // pack greedily fills pieces with units. The first piece of a section may use
@@ -134,7 +135,10 @@ func pack(units []unit, size, overlap, budget int) []string {
 		b     strings.Builder
 		n     int // runes in b
 		first unit
-		count int // units in b
+		count int  // units in b
+		cut   bool // the last unit in b ends inside a sentence
+		// prevCut: the piece before ends inside a sentence
+		prevCut bool
 	)
 	flush := func() {
 		if count == 0 {
@@ -142,13 +146,13 @@ func pack(units []unit, size, overlap, budget int) []string {
 		}
 		body := b.String()
 		if len(out) > 0 && overlap > 0 {
-			if tail := overlapTail(out[len(out)-1], overlap); tail != "" {
+			if tail := overlapTail(out[len(out)-1], overlap, prevCut); tail != "" {
 				body = tail + first.sep + body
 			}
 		}
 		out = append(out, body)
 		b.Reset()
-		n, count = 0, 0
+		n, count, prevCut = 0, 0, cut
 	}
 	for _, u := range units {
 		un := utf8.RuneCountInString(u.text)
@@ -168,14 +172,20 @@ func pack(units []unit, size, overlap, budget int) []string {
 		b.WriteString(u.text)
 		n += un
 		count++
+		cut = u.cut
 	}
 	flush()
 	return out
 }
 
-// overlapTail returns at most n runes from the end of s, starting at a word
-// boundary when the cut would otherwise fall inside a word.
-func overlapTail(s string, n int) string {
+// overlapTail returns at most n runes from the end of s: its last whole
+// sentences that fit. When the last sentence alone is longer than n, the tail
+// is a fragment that starts mid-sentence (at a word boundary); it is kept
+// only when s ends inside a sentence (midSentence: a sentence longer than a
+// piece was cut there), where it lets either half be found. After a whole
+// sentence it would be a clause a reader cannot use (the chat quoted such
+// fragments), so the piece then starts without overlap.
+func overlapTail(s string, n int, midSentence bool) string {
 	start := len(s)
 	for i := 0; i < n && start > 0; i++ {
 		_, w := utf8.DecodeLastRuneInString(s[:start])
@@ -192,10 +202,12 @@ func overlapTail(s string, n int) string {
 			start += sp
 		}
 	}
-	// Prefer starting at a sentence boundary in the first half of the tail,
-	// so the overlap reads as whole sentences.
-	if e := sentenceEnd(s[start:]); e > 0 && e <= (len(s)-start)/2 {
-		start += e
+	if !startsSentence(s, start) {
+		if e := sentenceEnd(s[start:]); e > 0 && start+e < len(s) {
+			start += e
+		} else if !midSentence {
+			return ""
+		}
 	}
 	start = cleanStart(s, start)
 	return strings.TrimSpace(s[outsideFence(s, start):])
@@ -250,7 +262,9 @@ func sentenceEnd(s string) int {
 		r, w := utf8.DecodeRuneInString(s[i:])
 		switch r {
 		case '\n':
-			return i + w
+			if hardBreak(s, i) {
+				return i + w
+			}
 		case '.', '!', '?':
 			if j := skipClosers(s, i+w); j < len(s) {
 				if nr, _ := utf8.DecodeRuneInString(s[j:]); unicode.IsSpace(nr) {
@@ -369,7 +383,8 @@ func (b block) splitFenced(budget int) ([]string, bool) {
 
 // splitSentences appends the sentences of t as units, cutting sentences longer
 // than budget with hardSplit. Sentences end after . ! ? followed by space,
-// after the CJK marks 。！？； (no space needed), and at line breaks.
+// after the CJK marks 。！？； (no space needed), and at line breaks that are
+// not a paragraph's wrapping (hardBreak).
 func splitSentences(dst []unit, t string, budget int) []unit {
 	start := 0
 	trailing := "" // whitespace that ended the previous sentence
@@ -394,7 +409,9 @@ func splitSentences(dst []unit, t string, budget int) []unit {
 		end := -1
 		switch r {
 		case '\n':
-			end = i + w
+			if hardBreak(t, i) {
+				end = i + w
+			}
 		case '.', '!', '?':
 			if j := skipClosers(t, i+w); j < len(t) {
 				if nr, _ := utf8.DecodeRuneInString(t[j:]); unicode.IsSpace(nr) {
@@ -415,6 +432,54 @@ func splitSentences(dst []unit, t string, budget int) []unit {
 		add(len(t))
 	}
 	return dst
+}
+
+// hardBreak reports whether the line break at t[i] ends a unit: the next
+// line is blank or starts a list item, quote, heading, table row or fence,
+// or the line it ends is a table row or a Markdown hard break (two trailing
+// spaces, a backslash). Other breaks only wrap a paragraph's sentence (the
+// reader sees one line), so a piece cut there would start mid-sentence.
+func hardBreak(t string, i int) bool {
+	line := t[strings.LastIndexByte(t[:i], '\n')+1 : i]
+	if strings.HasSuffix(line, "  ") || strings.HasSuffix(line, "\\") || strings.HasPrefix(strings.TrimSpace(line), "|") {
+		return true
+	}
+	next := t[i+1:]
+	if j := strings.IndexByte(next, '\n'); j >= 0 {
+		next = next[:j]
+	}
+	next = strings.TrimSpace(next)
+	return next == "" || blockStart.MatchString(next)
+}
+
+// blockStart matches a line that opens a Markdown block of its own.
+var blockStart = regexp.MustCompile(`^(?:[-*+•]\s|\d{1,3}[.)]\s|#|>|\||` + "```" + `|~~~)`)
+
+// startsSentence reports whether s[i:] starts a sentence: what comes before
+// it ends one, or a unit (hardBreak).
+func startsSentence(s string, i int) bool {
+	before := strings.TrimRightFunc(s[:i], func(r rune) bool { return r == ' ' || r == '\t' })
+	if strings.HasSuffix(before, "\n") {
+		return hardBreak(s, len(before)-1)
+	}
+	return endsSentence(strings.TrimRightFunc(before, unicode.IsSpace))
+}
+
+// endsSentence reports whether s ends a sentence: its last rune, closing
+// quotes and brackets aside, is a sentence's final punctuation.
+func endsSentence(s string) bool {
+	for s != "" {
+		r, w := utf8.DecodeLastRuneInString(s)
+		switch r {
+		case '"', '\'', ')', ']', '”', '’', '」', '』', '）', '】', '》':
+			s = s[:len(s)-w]
+		case '.', '!', '?', '。', '！', '？', '…':
+			return true
+		default:
+			return false
+		}
+	}
+	return false
 }
 
 // skipClosers advances past closing quotes and brackets after a full stop, so
@@ -467,7 +532,7 @@ func hardSplit(dst []unit, s string, budget int) []unit {
 		}
 		part := strings.TrimRightFunc(s[:cut], unicode.IsSpace)
 		rest := strings.TrimLeftFunc(s[cut:], unicode.IsSpace)
-		dst = append(dst, unit{text: part, sep: sep})
+		dst = append(dst, unit{text: part, sep: sep, cut: true})
 		sep = joinSep(s[len(part) : len(s)-len(rest)])
 		n -= utf8.RuneCountInString(s[:len(s)-len(rest)])
 		s = rest

@@ -552,3 +552,39 @@ func TestOverlapNeverOpensInsideCode(t *testing.T) {
 		}
 	}
 }
+
+// TestOverlapIsWholeSentences: the overlap is the previous piece's last
+// whole sentences; when its last sentence alone is longer than the overlap,
+// the next piece starts without one (a clause cut from the middle of a
+// sentence is nothing a reader can use), unless the previous piece itself
+// ends mid-sentence, where the tail lets either half of the cut sentence be
+// found.
+func TestOverlapIsWholeSentences(t *testing.T) {
+	long := "Sessions can be used for keeping track of whether a user has been logged in, or for other per user information that should be kept available across requests."
+	for _, tc := range []struct {
+		name, prev, want string
+	}{
+		{"short last sentences", "First one here. Second one. Third one is short.", "Second one. Third one is short."},
+		{"a long last sentence", "This module provides support. " + long, ""},
+		{"cut mid-sentence", "The list goes on and on with words that never end because this sentence is far too long for a piece and keeps going", "for a piece and keeps going"},
+	} {
+		got := overlapTail(tc.prev, 40, tc.name == "cut mid-sentence")
+		if tc.name == "cut mid-sentence" {
+			if got == "" || !strings.HasSuffix(tc.prev, got) || strings.HasPrefix(got, " ") {
+				t.Errorf("%s: overlap %q, want a word-aligned tail of the previous piece", tc.name, got)
+			}
+			continue
+		}
+		if got != tc.want {
+			t.Errorf("%s: overlap %q, want %q", tc.name, got, tc.want)
+		}
+	}
+	// Through Split: no piece of a section of long sentences starts with a
+	// clause of the one before it.
+	doc := "# Sessions\n\n" + strings.Repeat(long+" ", 12)
+	for i, p := range Split(doc, Options{Size: 400, Overlap: 100}) {
+		if !strings.HasPrefix(p.Text, "Sessions can") {
+			t.Errorf("piece %d starts mid-sentence: %q", i, p.Text[:40])
+		}
+	}
+}

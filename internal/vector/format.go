@@ -10,7 +10,7 @@ import (
 // FieldsRevision is bumped when what a chunk's index entry is made of
 // changes in a way IndexFormat does not otherwise show (the fields embedded
 // or indexed, their order, where chunks are cut).
-const FieldsRevision = 4
+const FieldsRevision = 5
 
 // IndexFormat names what a site's chunks are made of: the analyzer's rules
 // (analyze.Version), the indexed fields and their weights, and the chunking

@@ -353,3 +353,32 @@ func TestAnswerQuotesADescribingTableRow(t *testing.T) {
 	}
 	checkCited(t, got, page)
 }
+
+// TestListItemsAndCommentsAsTheReaderSeesThem: a list item's wrapped lines
+// are one item (the answer quoted "changes the automatic ROWID …", the second
+// line of one), a quote's ">" lines one text, and an HTML comment, which the
+// page never shows, is not quoted (Node.js's docs keep their change history
+// as YAML in comments).
+func TestListItemsAndCommentsAsTheReaderSeesThem(t *testing.T) {
+	segs := segments("- If the AUTOINCREMENT keyword appears after INTEGER PRIMARY KEY, that\n  changes the automatic ROWID assignment algorithm.\n- Second item.\n\n" +
+		"> A quoted sentence that\n> wraps.\n\n" +
+		"<!-- YAML\nchanges:\n  - version: v18.0.0\n    pr-url: https://github.com/nodejs/node/pull/41678\n-->\n\n" +
+		"Text <!-- hidden --> shown. Write `<!-- x -->` to comment.")
+	var got []string
+	for _, s := range segs {
+		got = append(got, s.text)
+	}
+	want := []string{
+		"If the AUTOINCREMENT keyword appears after INTEGER PRIMARY KEY, that changes the automatic ROWID assignment algorithm.",
+		"Second item.",
+		"A quoted sentence that wraps.",
+		"Text shown. Write `<!-- x -->` to comment.",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("segments:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	page := "[1] Timers (relevance 0.9)\n# Timers > setInterval\n<!-- YAML\nchanges:\n  - version: v18.0.0\n    description: Passing an invalid callback to the `callback` argument now throws.\n-->\n\nSchedules repeated execution of `callback` every `delay` milliseconds.\n"
+	if a := ask(t, "How do I run a callback every few milliseconds?", page); strings.Contains(a, "version") || strings.Contains(a, "invalid callback") || !strings.Contains(a, "Schedules repeated execution") {
+		t.Errorf("answer %q", a)
+	}
+}

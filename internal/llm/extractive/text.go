@@ -51,6 +51,11 @@ func segments(text string) []segment {
 		inCode  bool
 		heading string
 		lastRow = -1 // index in out of the table row on the line before, if any
+		inQuote bool // this line is a quote's (">")
+		// inComment: an HTML comment is open (what it holds is not on the
+		// page, so no answer quotes it: Node.js's docs keep their change
+		// history in YAML there)
+		inComment bool
 	)
 	flush := func() {
 		if len(cur) > 0 {
@@ -67,7 +72,15 @@ func segments(text string) []segment {
 		t := strings.TrimSpace(line)
 		row := lastRow
 		lastRow = -1
+		quote := inQuote // the line before was a quote's
+		inQuote = false
 		fence := strings.HasPrefix(t, "```") || strings.HasPrefix(t, "~~~")
+		if !inCode && (inComment || strings.Contains(t, "<!--")) {
+			if t, inComment = uncomment(t, inComment); t == "" {
+				continue
+			}
+			fence = strings.HasPrefix(t, "```") || strings.HasPrefix(t, "~~~")
+		}
 		if inCode {
 			if fence {
 				inCode = false
@@ -111,11 +124,23 @@ func segments(text string) []segment {
 				add(strings.Join(cells, cellSep), segRow)
 				lastRow = n
 			}
-		case listMarkerRe.MatchString(t) || strings.HasPrefix(t, ">"):
-			// A list item or quote stands on its own.
+		case listMarkerRe.MatchString(t):
+			// A list item stands on its own; its wrapped lines (the
+			// default case) continue it.
 			flush()
-			t = listMarkerRe.ReplaceAllString(t, "")
-			add(strings.TrimSpace(strings.TrimLeft(t, ">")), segText)
+			if t = strings.TrimSpace(listMarkerRe.ReplaceAllString(t, "")); t != "" {
+				cur = append(cur, t)
+			}
+		case strings.HasPrefix(t, ">"):
+			// A quote stands on its own, its ">" lines one text.
+			t = strings.TrimSpace(strings.TrimLeft(t, ">"))
+			if !quote || t == "" || (len(cur) > 0 && endsSentence(cur[len(cur)-1])) {
+				flush()
+			}
+			if t != "" {
+				cur = append(cur, t)
+			}
+			inQuote = true
 		default:
 			if len(cur) > 0 && endsSentence(cur[len(cur)-1]) {
 				flush()
@@ -128,6 +153,36 @@ func segments(text string) []segment {
 		add(strings.Trim(strings.Join(code, "\n"), "\n"), segCode) // an unclosed fence (a cut fragment)
 	}
 	return out
+}
+
+// uncomment returns line without its HTML comments and whether one is still
+// open at its end; open says one was open before it. "<!--" in an inline
+// code span is text.
+func uncomment(line string, open bool) (string, bool) {
+	var b strings.Builder
+	for {
+		if open {
+			end := strings.Index(line, "-->")
+			if end < 0 {
+				return strings.TrimSpace(b.String()), true
+			}
+			line, open = line[end+3:], false
+			continue
+		}
+		i := strings.Index(line, "<!--")
+		if i < 0 {
+			break
+		}
+		if strings.Count(b.String()+line[:i], "`")%2 == 1 {
+			b.WriteString(line[:i+4])
+			line = line[i+4:]
+			continue
+		}
+		b.WriteString(line[:i])
+		line, open = line[i+4:], true
+	}
+	b.WriteString(line)
+	return strings.Join(strings.Fields(b.String()), " "), false // no gap where a comment was
 }
 
 // blocks is the prose of text, headings included, as summaries read it.
