@@ -509,7 +509,7 @@ func (c *corpus) render(picked []int, forPart map[int]int, lead int) string {
 			}
 		}
 		if u.text != "" {
-			b.WriteString(truncateRunes(u.text, maxSentenceRunes) + " " + cite)
+			b.WriteString(truncateRunes(shownLinks(u.text), maxSentenceRunes) + " " + cite)
 		}
 		if u.code != "" && c.how {
 			if u.text != "" {

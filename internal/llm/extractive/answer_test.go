@@ -382,3 +382,23 @@ func TestListItemsAndCommentsAsTheReaderSeesThem(t *testing.T) {
 		t.Errorf("answer %q", a)
 	}
 }
+
+// TestAnswerLinksAsThePageShowsThem: a reference link's definition and a
+// relative link's target are not in the answer, so it keeps their text; an
+// absolute link and an image stay as they are.
+func TestAnswerLinksAsThePageShowsThem(t *testing.T) {
+	for in, want := range map[string]string{
+		"As a [stream][] that is readable, see [`EventEmitter`][ee].":                        "As a stream that is readable, see `EventEmitter`.",
+		"Use the [L flag](../rewrite/flags.html#flag_l \"see\") or [this](#accessfilename).": "Use the L flag or this.",
+		"Read [RFC 7512](https://www.rfc-editor.org/rfc/rfc7512) and ![logo](logo.png).":     "Read [RFC 7512](https://www.rfc-editor.org/rfc/rfc7512) and ![logo](logo.png).",
+		"No links [here] at all.": "No links [here] at all.",
+	} {
+		if got := shownLinks(in); got != want {
+			t.Errorf("shownLinks(%q) = %q, want %q", in, got, want)
+		}
+	}
+	page := "[1] Streams (relevance 0.9)\n# Stream > Readable\nA readable [stream][] emits [`'data'`][] events as chunks of data arrive from the [source](../source.html).\n"
+	if a := ask(t, "Which event does a readable stream emit when data arrives?", page); strings.Contains(a, "][") || strings.Contains(a, "](") || !strings.Contains(a, "A readable stream emits `'data'` events") {
+		t.Errorf("answer %q", a)
+	}
+}

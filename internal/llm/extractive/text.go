@@ -185,6 +185,43 @@ func uncomment(line string, open bool) (string, bool) {
 	return strings.Join(strings.Fields(b.String()), " "), false // no gap where a comment was
 }
 
+// Links an answer cannot carry: a reference link ([text][ref], [text][])
+// whose definition is elsewhere on the page, and an inline link to a path
+// relative to the page, which would point nowhere from the chat.
+var (
+	refLinkRe      = regexp.MustCompile(`\[([^\[\]]+)\]\[[^\[\]]*\]`)
+	relativeLinkRe = regexp.MustCompile(`\[([^\[\]]+)\]\((?:[^():\s]+)(?:\s+"[^"]*")?\)`)
+)
+
+// shownLinks keeps of such links the text the page shows; links with a
+// scheme (https://…) stay links.
+func shownLinks(s string) string {
+	if !strings.Contains(s, "][") && !strings.Contains(s, "](") {
+		return s
+	}
+	return linkText(linkText(s, refLinkRe), relativeLinkRe)
+}
+
+// linkText replaces each match of re (a link whose first group is its text)
+// by its text, but not an image's (![alt](src)).
+func linkText(s string, re *regexp.Regexp) string {
+	var b strings.Builder
+	last := 0
+	for _, m := range re.FindAllStringSubmatchIndex(s, -1) {
+		if m[0] > 0 && s[m[0]-1] == '!' {
+			continue
+		}
+		b.WriteString(s[last:m[0]])
+		b.WriteString(s[m[2]:m[3]])
+		last = m[1]
+	}
+	if last == 0 {
+		return s
+	}
+	b.WriteString(s[last:])
+	return b.String()
+}
+
 // blocks is the prose of text, headings included, as summaries read it.
 func blocks(text string) []string {
 	var out []string
