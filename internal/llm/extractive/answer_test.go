@@ -356,14 +356,15 @@ func TestAnswerQuotesADescribingTableRow(t *testing.T) {
 
 // TestListItemsAndCommentsAsTheReaderSeesThem: a list item's wrapped lines
 // are one item (the answer quoted "changes the automatic ROWID …", the second
-// line of one), a quote's ">" lines one text, and an HTML comment, which the
-// page never shows, is not quoted (Node.js's docs keep their change history
-// as YAML in comments).
+// line of one), a quote's ">" lines one text, and an HTML comment or a link
+// reference definition, which the page never shows, is not quoted (Node.js's
+// docs keep their change history as YAML in comments, and end each page with
+// its link definitions).
 func TestListItemsAndCommentsAsTheReaderSeesThem(t *testing.T) {
 	segs := segments("- If the AUTOINCREMENT keyword appears after INTEGER PRIMARY KEY, that\n  changes the automatic ROWID assignment algorithm.\n- Second item.\n\n" +
 		"> A quoted sentence that\n> wraps.\n\n" +
 		"<!-- YAML\nchanges:\n  - version: v18.0.0\n    pr-url: https://github.com/nodejs/node/pull/41678\n-->\n\n" +
-		"Text <!-- hidden --> shown. Write `<!-- x -->` to comment.")
+		"Text <!-- hidden --> shown. Write `<!-- x -->` to comment.\n\n[`Agent`]: #class-httpsagent\n[`URL`]: url.md#the-whatwg-url-api \"WHATWG\"")
 	var got []string
 	for _, s := range segs {
 		got = append(got, s.text)

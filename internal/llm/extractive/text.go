@@ -95,6 +95,10 @@ func segments(text string) []segment {
 		case fence:
 			flush()
 			inCode = true
+		case linkDefRe.MatchString(t):
+			// A link reference definition ([`Agent`]: #class-httpsagent):
+			// the page shows nothing of it.
+			flush()
 		case t == "" || t == "[...]" || t == "…":
 			flush()
 			if t != "" {
@@ -192,6 +196,9 @@ var (
 	refLinkRe      = regexp.MustCompile(`\[([^\[\]]+)\]\[[^\[\]]*\]`)
 	relativeLinkRe = regexp.MustCompile(`\[([^\[\]]+)\]\((?:[^():\s]+)(?:\s+"[^"]*")?\)`)
 )
+
+// linkDefRe matches a link reference definition line.
+var linkDefRe = regexp.MustCompile(`^\[[^\[\]]+\]:\s*\S+(\s+("[^"]*"|'[^']*'|\([^)]*\)))?$`)
 
 // shownLinks keeps of such links the text the page shows; links with a
 // scheme (https://…) stay links.
