@@ -448,12 +448,14 @@ func hardBreak(t string, i int) bool {
 	if j := strings.IndexByte(next, '\n'); j >= 0 {
 		next = next[:j]
 	}
-	next = strings.TrimSpace(next)
-	return next == "" || blockStart.MatchString(next)
+	// The block starts parse knows: list items, quotes, headings, fences.
+	if t := strings.TrimSpace(next); t == "" || t[0] == '|' || startsContainer(next) {
+		return true
+	}
+	_, _, heading := atxHeading(next)
+	_, _, fence := openFence(next)
+	return heading || fence
 }
-
-// blockStart matches a line that opens a Markdown block of its own.
-var blockStart = regexp.MustCompile(`^(?:[-*+•]\s|\d{1,3}[.)]\s|#|>|\||` + "```" + `|~~~)`)
 
 // startsSentence reports whether s[i:] starts a sentence: what comes before
 // it ends one, or a unit (hardBreak).
