@@ -1,5 +1,6 @@
 // The operator commands of the lore binary that are not servers: `lore
-// temporal setup` (register Lore's search attributes on a Temporal namespace)
+// temporal setup` (register the Temporal namespace when it is missing, and
+// Lore's search attributes on it)
 // and `lore users reset-password|create` (let an operator who is locked out
 // back in without wiping the data). They sit beside main because they import
 // api and workflows, which no package under internal/ may.
@@ -15,6 +16,7 @@ import (
 	"log/slog"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/lorekb/lore/api"
 	"github.com/lorekb/lore/internal/config"
@@ -24,12 +26,15 @@ import (
 	"github.com/lorekb/lore/workflows"
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/operatorservice/v1"
+	"go.temporal.io/api/serviceerror"
+	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
 	tlog "go.temporal.io/sdk/log"
+	"google.golang.org/protobuf/types/known/durationpb"
 )
 
 // operatorUsage lists the operator commands, for the lore usage text.
-const operatorUsage = `  temporal setup                     register Lore's search attributes on TEMPORAL_NAMESPACE (once per cluster)
+const operatorUsage = `  temporal setup [--retention D]     register TEMPORAL_NAMESPACE if missing (retention D, default 72h) and Lore's search attributes on it
   users reset-password --email E     set a new temporary password (printed), or one read from stdin with --stdin
   users create --email E [--role R]  create an active user (admin by default) with a printed temporary password
 `
@@ -46,27 +51,60 @@ func runOperator(ctx context.Context, cfg *config.Config, args []string, in io.R
 	}
 	switch args[0] + " " + args[1] {
 	case "temporal setup":
-		return temporalSetup(ctx, cfg, out)
+		fs := flag.NewFlagSet("lore temporal setup", flag.ContinueOnError)
+		fs.SetOutput(out)
+		retention := fs.Duration("retention", 72*time.Hour, "retention of closed workflows in a namespace this command registers (an existing one keeps its own)")
+		if err := fs.Parse(args[2:]); err != nil || fs.NArg() > 0 {
+			return errUsage
+		}
+		if *retention < 24*time.Hour {
+			return errors.New("--retention: Temporal keeps closed workflows for at least 24h")
+		}
+		return temporalSetup(ctx, cfg, *retention, out)
 	case "users reset-password", "users create":
 		return usersCommand(ctx, cfg, args[1], args[2:], in, out)
 	}
 	return errUsage
 }
 
-// temporalSetup registers every custom search attribute Lore's workflows
-// carry that the namespace lacks; present ones are left alone, so it can run
-// at every deploy.
-func temporalSetup(ctx context.Context, cfg *config.Config, out io.Writer) error {
+// temporalSetup registers the namespace when the cluster lacks it, then
+// every custom search attribute Lore's workflows carry that the namespace
+// lacks; present ones are left alone, so it can run at every deploy.
+func temporalSetup(ctx context.Context, cfg *config.Config, retention time.Duration, out io.Writer) error {
 	if !cfg.TemporalEnabled() {
 		return errors.New("TEMPORAL_ADDRESS is none: there is no Temporal namespace to set up")
 	}
-	tc, err := client.Dial(client.Options{HostPort: cfg.TemporalAddr, Namespace: cfg.TemporalNS,
-		Logger: tlog.NewStructuredLogger(slog.New(slog.NewTextHandler(io.Discard, nil)))})
+	opts := client.Options{HostPort: cfg.TemporalAddr, Namespace: cfg.TemporalNS,
+		Logger: tlog.NewStructuredLogger(slog.New(slog.NewTextHandler(io.Discard, nil)))}
+	nc, err := client.NewNamespaceClient(opts)
+	if err != nil {
+		return fmt.Errorf("connect to Temporal at %s: %w", cfg.TemporalAddr, err)
+	}
+	defer nc.Close()
+	if err := ensureNamespace(ctx, nc, cfg.TemporalNS, retention, out); err != nil {
+		return err
+	}
+	tc, err := client.Dial(opts)
 	if err != nil {
 		return fmt.Errorf("connect to Temporal at %s: %w", cfg.TemporalAddr, err)
 	}
 	defer tc.Close()
-	have, err := tc.OperatorService().ListSearchAttributes(ctx, &operatorservice.ListSearchAttributesRequest{Namespace: cfg.TemporalNS})
+	// A namespace registered a moment ago reaches the frontend's namespace
+	// cache at its next refresh (up to 10 s on a default server): until then
+	// calls on it answer NamespaceNotFound.
+	var have *operatorservice.ListSearchAttributesResponse
+	for wait := time.Now().Add(30 * time.Second); ; {
+		have, err = tc.OperatorService().ListSearchAttributes(ctx, &operatorservice.ListSearchAttributesRequest{Namespace: cfg.TemporalNS})
+		var nf *serviceerror.NamespaceNotFound
+		if err == nil || !errors.As(err, &nf) || time.Now().After(wait) {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(250 * time.Millisecond):
+		}
+	}
 	if err != nil {
 		return fmt.Errorf("list search attributes of namespace %s: %w", cfg.TemporalNS, err)
 	}
@@ -103,6 +141,26 @@ func temporalSetup(ctx context.Context, cfg *config.Config, out io.Writer) error
 		}
 	}
 	fmt.Fprintf(out, "namespace %s: done; filter the Web UI's workflow list with e.g. LoreSiteId = 3\n", cfg.TemporalNS)
+	return nil
+}
+
+// ensureNamespace registers ns with retention unless the cluster has it.
+func ensureNamespace(ctx context.Context, nc client.NamespaceClient, ns string, retention time.Duration, out io.Writer) error {
+	_, err := nc.Describe(ctx, ns)
+	var nf *serviceerror.NamespaceNotFound
+	if err == nil {
+		return nil
+	}
+	if !errors.As(err, &nf) {
+		return fmt.Errorf("describe namespace %s: %w", ns, err)
+	}
+	err = nc.Register(ctx, &workflowservice.RegisterNamespaceRequest{Namespace: ns,
+		WorkflowExecutionRetentionPeriod: durationpb.New(retention)})
+	var exists *serviceerror.NamespaceAlreadyExists
+	if err != nil && !errors.As(err, &exists) {
+		return fmt.Errorf("register namespace %s: %w", ns, err)
+	}
+	fmt.Fprintf(out, "namespace %s registered (retention %s)\n", ns, retention)
 	return nil
 }
 

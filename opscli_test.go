@@ -138,4 +138,29 @@ func TestTemporalSetupRegistersSearchAttributes(t *testing.T) {
 		!regexp.MustCompile(`(?m)^LoreJob +Bool +registered$`).MatchString(out.String()) {
 		t.Fatalf("setup of an older namespace (%v):\n%s", err, out.String())
 	}
+	// A cluster without the namespace: setup registers it with the
+	// retention asked for, then the attributes on it.
+	cfg = loadConfig(t, map[string]string{"LORE_DATA_DIR": t.TempDir(), "TEMPORAL_ADDRESS": srv.FrontendHostPort(), "TEMPORAL_NAMESPACE": "lore-fresh"})
+	out.Reset()
+	if err := runOperator(ctx, cfg, []string{"temporal", "setup", "--retention", "1h"}, nil, &out); err == nil || !strings.Contains(err.Error(), "at least 24h") {
+		t.Fatalf("retention under a day: %v", err)
+	}
+	if err := runOperator(ctx, cfg, []string{"temporal", "setup", "--retention", "48h"}, nil, &out); err != nil ||
+		!strings.Contains(out.String(), "namespace lore-fresh registered (retention 48h0m0s)") || strings.Count(out.String(), "  registered") != 6 {
+		t.Fatalf("setup of a missing namespace (%v):\n%s", err, out.String())
+	}
+	nc, err := client.NewNamespaceClient(client.Options{HostPort: srv.FrontendHostPort()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	desc, err := nc.Describe(ctx, "lore-fresh")
+	if err != nil || desc.GetConfig().GetWorkflowExecutionRetentionTtl().AsDuration() != 48*time.Hour {
+		t.Fatalf("registered namespace: %v %v", desc.GetConfig(), err)
+	}
+	out.Reset()
+	if err := runOperator(ctx, cfg, []string{"temporal", "setup"}, nil, &out); err != nil || strings.Contains(out.String(), "namespace lore-fresh registered") ||
+		strings.Count(out.String(), "already registered") != 6 {
+		t.Fatalf("second setup of that namespace (%v):\n%s", err, out.String())
+	}
 }

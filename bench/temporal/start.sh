@@ -2,25 +2,25 @@
 # Starts a production-shaped Temporal server for the bench: the real server
 # binary (go install go.temporal.io/server/cmd/server) on PostgreSQL, its
 # schema set up by its own SQL tool (go.temporal.io/server/cmd/tools/sql),
-# the namespace registered, then runs in the foreground until SIGTERM.
+# then runs in the foreground until SIGTERM (the bench registers the
+# namespace with `lore temporal setup`).
 #
 #   bench/temporal/start.sh WORKDIR
 #
 # Environment (the bench sets all of it):
 #   TEMPORAL_SERVER_BIN, TEMPORAL_SQL_BIN   the two binaries
-#   TEMPORAL_CLI                            the Temporal CLI (namespace create)
 #   PGHOST PGPORT PGUSER PGPASSWORD         the PostgreSQL server
 #   TEMPORAL_DB                             database name prefix (created here;
 #                                           <prefix> and <prefix>_visibility)
 #   TEMPORAL_PORT                           frontend gRPC port; the other
 #                                           services use PORT_BASE..PORT_BASE+9
-#   PORT_BASE, TEMPORAL_NAMESPACE, TEMPORAL_SHARDS (default 4)
-# It prints "temporal-pg ready" once the namespace answers.
+#   PORT_BASE, TEMPORAL_SHARDS (default 4)
+# It prints "temporal-pg ready" once the frontend listens.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 work="$1"
 mkdir -p "$work"
-: "${TEMPORAL_NAMESPACE:=default}" "${TEMPORAL_SHARDS:=4}" "${PGPASSWORD:=}"
+: "${TEMPORAL_SHARDS:=4}" "${PGPASSWORD:=}"
 db="$TEMPORAL_DB" visdb="${TEMPORAL_DB}_visibility"
 sqlt() { "$TEMPORAL_SQL_BIN" --plugin postgres12 --ep "$PGHOST" -p "$PGPORT" -u "$PGUSER" --pw "$PGPASSWORD" "$@"; }
 
@@ -46,26 +46,14 @@ sed -e "s|@SHARDS@|$TEMPORAL_SHARDS|; s|@DB@|$db|; s|@VISDB@|$visdb|" \
 "$TEMPORAL_SERVER_BIN" --config-file "$work/server.yaml" --allow-no-auth start &
 server=$!
 trap 'kill -TERM $server 2>/dev/null; wait $server' TERM INT
-addr="127.0.0.1:$TEMPORAL_PORT"
-for _ in $(seq 1 300); do
-  if "$TEMPORAL_CLI" operator namespace describe --address "$addr" --namespace "$TEMPORAL_NAMESPACE" >/dev/null 2>&1; then
-    break
-  fi
-  if "$TEMPORAL_CLI" operator namespace create --address "$addr" --namespace "$TEMPORAL_NAMESPACE" --retention 24h >/dev/null 2>&1; then
-    continue
-  fi
-  kill -0 $server 2>/dev/null || { echo "temporal-pg: server exited" >&2; exit 1; }
-  sleep 0.2
-done
-# A new namespace reaches the frontend's namespace cache only at its next
-# refresh (up to 10 s): wait until a call that goes through it answers (the
-# search attribute list is what `lore temporal setup` reads first).
-for _ in $(seq 1 300); do
-  if "$TEMPORAL_CLI" operator search-attribute list --address "$addr" --namespace "$TEMPORAL_NAMESPACE" >/dev/null 2>&1; then
+# The namespace and Lore's search attributes are `lore temporal setup`'s to
+# register, as on any cluster: here the frontend only has to listen.
+for _ in $(seq 1 600); do
+  if (exec 3<>"/dev/tcp/127.0.0.1/$TEMPORAL_PORT") 2>/dev/null; then
     break
   fi
   kill -0 $server 2>/dev/null || { echo "temporal-pg: server exited" >&2; exit 1; }
   sleep 0.2
 done
-echo "temporal-pg ready on $addr (namespace $TEMPORAL_NAMESPACE, $TEMPORAL_SHARDS history shards, pprof on 127.0.0.1:$((b+8)))"
+echo "temporal-pg ready on 127.0.0.1:$TEMPORAL_PORT ($TEMPORAL_SHARDS history shards, pprof on 127.0.0.1:$((b+8)))"
 wait $server

@@ -24,6 +24,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -47,6 +48,7 @@ type options struct {
 	temporal string
 	// The production-shaped Temporal server (-temporal-pg).
 	temporalPG     bool
+	temporalDev    bool
 	temporalServer string
 	temporalSQL    string
 	temporalShards int
@@ -105,6 +107,7 @@ func parseFlags() *options {
 	flag.StringVar(&o.loreBin, "lore", "bin/lore", "lore binary, relative to -root unless absolute")
 	flag.StringVar(&o.temporal, "temporal", "bin/temporal", "Temporal CLI binary, relative to -root unless absolute")
 	flag.BoolVar(&o.temporalPG, "temporal-pg", false, "also run the vectorize and chat parts against a Temporal server on PostgreSQL (bench/temporal/start.sh)")
+	flag.BoolVar(&o.temporalDev, "temporal-dev", true, "run the parts on the Temporal CLI's dev server; false with -temporal-pg: only the vectorize and chat parts, only on the server on PostgreSQL (no Temporal CLI needed)")
 	flag.StringVar(&o.temporalServer, "temporal-server", "bin/temporal-server", "Temporal server binary for -temporal-pg (make tools-temporal-server), relative to -root unless absolute")
 	flag.StringVar(&o.temporalSQL, "temporal-sql-tool", "bin/temporal-sql-tool", "Temporal SQL tool for -temporal-pg, relative to -root unless absolute")
 	flag.IntVar(&o.temporalShards, "temporal-shards", 4, "history shards of the -temporal-pg server")
@@ -317,7 +320,14 @@ func (b *bench) setup(ctx context.Context) error {
 		logf("only in-process parts: no database, Temporal server or lore started")
 		return nil
 	}
-	for _, p := range []string{o.loreBin, o.temporal} {
+	if !o.temporalDev && !o.temporalPG {
+		return errors.New("-temporal-dev=false needs -temporal-pg: there is no other Temporal server to run on")
+	}
+	need := []string{o.loreBin}
+	if o.temporalDev {
+		need = append(need, o.temporal)
+	}
+	for _, p := range need {
 		if _, err := os.Stat(p); err != nil {
 			return fmt.Errorf("%s not found: run `make build tools` first (or pass -lore / -temporal)", p)
 		}
@@ -327,6 +337,10 @@ func (b *bench) setup(ctx context.Context) error {
 	// (the chat settings do not touch parts A and B).
 	if b.model, err = scripted.Start(o.modelDelay, o.tokens, o.tps); err != nil {
 		return err
+	}
+	if !o.temporalDev {
+		b.rep.suffix = " [" + backendPG.label() + "]"
+		return b.startServers(ctx, backendPG)
 	}
 	return b.startServers(ctx, backendDev)
 }
@@ -349,6 +363,9 @@ func (b *bench) runAll(ctx context.Context) error {
 			logf("== part %s done in %s", p.name, time.Since(t0).Round(100*time.Millisecond))
 		}
 		return nil
+	}
+	if b.kind == backendPG {
+		return run([]part{{"vectorize", b.benchVectorize}, {"chat", b.benchChat}})
 	}
 	if err := run([]part{{"binary", b.benchBinary}, {"api", b.benchAPI}, {"vectorize", b.benchVectorize}, {"ingest", b.benchIngest}, {"import", b.benchImport}, {"search", b.benchSearch}, {"chat", b.benchChat}, {"reader", b.benchReader}, {"scale100k", b.benchScale}}); err != nil {
 		return err

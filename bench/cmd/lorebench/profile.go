@@ -14,7 +14,8 @@ import (
 
 // profileLevel fetches lore's CPU, mutex and block profiles over the
 // largest concurrent chat level into -chat-profile (lore then runs with
-// LORE_PPROF_ADDR, which also turns mutex and block profiling on); the
+// LORE_PPROF_ADDR, which also turns mutex and block profiling on), and the
+// CPU profile of the Temporal server on PostgreSQL when that one runs; the
 // returned function waits for them. Each covers the level's first rounds
 // seconds (a turn takes at least that long at this load), not its tail.
 func (b *bench) profileLevel(ctx context.Context, conc, rounds int) func() {
@@ -38,6 +39,20 @@ func (b *bench) profileLevel(ctx context.Context, conc, rounds int) func() {
 				return
 			}
 			logf("C: lore %s profile over %d s at %d concurrent: %s", p, secs, conc, path)
+		}()
+	}
+	if b.temporalPprof != "" {
+		// The PostgreSQL-backed server's CPU over the same seconds: what the
+		// engine spends its share of a turn on.
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			path := filepath.Join(o.chatProfile, fmt.Sprintf("temporal-profile-%d%s.pb.gz", conc, b.rep.suffixName()))
+			if err := fetchProfile(ctx, fmt.Sprintf("http://%s/debug/pprof/profile?seconds=%d", b.temporalPprof, secs), path, secs); err != nil {
+				logf("C: Temporal server profile: %v", err)
+				return
+			}
+			logf("C: Temporal server CPU profile over %d s at %d concurrent: %s", secs, conc, path)
 		}()
 	}
 	return wg.Wait

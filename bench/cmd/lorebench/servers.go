@@ -151,6 +151,7 @@ func (b *bench) startTemporal(ctx context.Context, kind backend) error {
 	}
 	taddr := fmt.Sprintf("127.0.0.1:%d", tport)
 	b.taddr = taddr
+	b.temporalPprof = ""
 	if kind == backendPG {
 		return b.startTemporalPG(ctx)
 	}
@@ -189,10 +190,10 @@ func (b *bench) startTemporalPG(ctx context.Context) error {
 	host, port, user, pass := env.PGParts(o.pgURL)
 	b.temporalDB = fmt.Sprintf("lorebench_temporal_%d", time.Now().UnixNano()%1_000_000_000)
 	environ := append(env.FilteredEnviron(),
-		"TEMPORAL_SERVER_BIN="+o.temporalServer, "TEMPORAL_SQL_BIN="+o.temporalSQL, "TEMPORAL_CLI="+o.temporal,
+		"TEMPORAL_SERVER_BIN="+o.temporalServer, "TEMPORAL_SQL_BIN="+o.temporalSQL,
 		"PGHOST="+host, "PGPORT="+port, "PGUSER="+user, "PGPASSWORD="+pass,
 		"TEMPORAL_DB="+b.temporalDB, fmt.Sprintf("TEMPORAL_PORT=%d", tport), fmt.Sprintf("PORT_BASE=%d", base),
-		"TEMPORAL_NAMESPACE=default", fmt.Sprintf("TEMPORAL_SHARDS=%d", o.temporalShards))
+		fmt.Sprintf("TEMPORAL_SHARDS=%d", o.temporalShards))
 	t0 := time.Now()
 	b.temporal, err = env.Start("temporal-pg", b.work, filepath.Join(o.root, "bench/temporal/start.sh"),
 		[]string{filepath.Join(b.work, "temporal-pg")}, environ)
@@ -209,11 +210,19 @@ func (b *bench) startTemporalPG(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	// Lore's search attributes, as an operator does once per cluster.
-	cmd := exec.CommandContext(ctx, o.loreBin, "temporal", "setup")
-	cmd.Env = append(env.FilteredEnviron(), "TEMPORAL_ADDRESS="+b.taddr, "TEMPORAL_NAMESPACE=default", "DATABASE_URL="+b.db.DSN, "LORE_DATA_DIR="+filepath.Join(b.work, "temporal-setup-data"))
-	if out, err := cmd.CombinedOutput(); err != nil {
-		return fmt.Errorf("lore temporal setup: %v: %s", err, out)
+	// The namespace and Lore's search attributes, as an operator does once
+	// per cluster; the frontend listens a little before it serves.
+	for wait := time.Now().Add(90 * time.Second); ; {
+		cmd := exec.CommandContext(ctx, o.loreBin, "temporal", "setup")
+		cmd.Env = append(env.FilteredEnviron(), "TEMPORAL_ADDRESS="+b.taddr, "TEMPORAL_NAMESPACE=default", "DATABASE_URL="+b.db.DSN, "LORE_DATA_DIR="+filepath.Join(b.work, "temporal-setup-data"))
+		out, err := cmd.CombinedOutput()
+		if err == nil {
+			break
+		}
+		if time.Now().After(wait) || ctx.Err() != nil {
+			return fmt.Errorf("lore temporal setup: %v: %s", err, out)
+		}
+		time.Sleep(time.Second)
 	}
 	logf("temporal server on PostgreSQL (databases %s, %s_visibility; %d shards) on %s after %s (pid %d)",
 		b.temporalDB, b.temporalDB, o.temporalShards, b.taddr, time.Since(t0).Round(100*time.Millisecond), b.temporal.Pid())
