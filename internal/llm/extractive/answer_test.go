@@ -339,6 +339,34 @@ func TestQuestionPartsIgnoreURLQueries(t *testing.T) {
 	}
 }
 
+// "or" between alternatives keeps one ask; between two questions' worth of
+// words it starts a second part.
+func TestQuestionPartsOr(t *testing.T) {
+	for q, want := range map[string]int{
+		"How do I add or remove an HTTP response header?":             1,
+		"How do I check whether a file exists or is accessible?":      1,
+		"Should I use WAL journal mode or a rollback journal on disk?": 2,
+		"How do I rotate the log files or compress old access logs?":   2,
+	} {
+		if got := questionParts(q); len(got) != want {
+			t.Errorf("questionParts(%q) = %v, want %d parts", q, got, want)
+		}
+	}
+}
+
+// A one-word alternative ("or is accessible") does not make a second part
+// whose best sentence, anywhere, would lead: the search's first page does.
+func TestAnswerOrAlternativeKeepsTheFirstPage(t *testing.T) {
+	tool := "[1] File system (relevance 0.90)\n# File system > fs.access(path[, mode], callback)\n" +
+		"The following examples check if package.json exists, and if it is readable or writable.\n\n" +
+		"[2] Modules (relevance 0.85)\n# Modules > Customization Hooks\n" +
+		"This simple check for whether the url names a file path that may not exist works for most projects."
+	got := ask(t, "How do I check whether a file exists or is accessible?", tool)
+	if nums := checkCited(t, got, tool); len(nums) == 0 || nums[0] != "1" {
+		t.Fatalf("answer %q does not lead with the first page", got)
+	}
+}
+
 // A reference table's row that describes (a cell of five words or more) is
 // quoted like a sentence; a row of names and values is not.
 func TestAnswerQuotesADescribingTableRow(t *testing.T) {

@@ -41,10 +41,16 @@ type part []string
 // questionParts splits query into the parts it asks, each with its content
 // terms; parts with no content term are dropped. A question made only of
 // stop words gives none.
+//
+// An "or" starts a part of its own only between two pieces that each have
+// two content terms or more ("Should I use WAL or a rollback journal?"); a
+// shorter side is an alternative inside one ask ("add or remove a header",
+// "exists or is accessible") and stays with the other side.
 func questionParts(query string) []part {
 	var out []part
 	seen := map[string]bool{} // a term belongs to the first part that says it
-	for _, piece := range partSplitRe.Split(query, -1) {
+	last, afterOr := 0, false
+	add := func(piece string) {
 		var p part
 		for _, t := range analyze.Terms(piece) {
 			if !stopwords[t] && !seen[t] {
@@ -52,12 +58,24 @@ func questionParts(query string) []part {
 				p = append(p, t)
 			}
 		}
-		if len(p) > 0 {
+		switch {
+		case len(p) == 0:
+		case afterOr && len(out) > 0 && (len(p) < 2 || len(out[len(out)-1]) < 2):
+			out[len(out)-1] = append(out[len(out)-1], p...)
+		default:
 			out = append(out, p)
 		}
 	}
+	for _, m := range partSplitRe.FindAllStringIndex(query, -1) {
+		add(query[last:m[0]])
+		afterOr, last = orRe.MatchString(query[m[0]:m[1]]), m[1]
+	}
+	add(query[last:])
 	return out
 }
+
+// orRe is the separator of partSplitRe that joins alternatives.
+var orRe = regexp.MustCompile(`(?i)^\s+or\s+$|^还是$`)
 
 func isCJKTerm(t string) bool {
 	for _, r := range t {
