@@ -366,6 +366,25 @@ func answer(query string, passages []passage) string {
 				lead, ls = i, s
 			}
 		}
+		// A sentence that states under half of the question is weak
+		// evidence of where the answer is: then the search's first
+		// passage, which its order puts above the relevant ones on more
+		// than shared words (meaning, title, the page's other sections),
+		// leads with its best sentence instead, even below AbstainBelow.
+		if ls < supportsPart && !relevant[0] && c.units[lead].passage != 0 {
+			first, fs := -1, 0.0
+			for i, u := range c.units {
+				if u.passage != 0 {
+					break // units come in passage order
+				}
+				if s, _ := score(i, c.parts[0]); s > fs {
+					first, fs = i, s
+				}
+			}
+			if first >= 0 {
+				lead = first
+			}
+		}
 		pick(lead, 0)
 	}
 	// Each part the passages support gets its best sentence: from a

@@ -367,6 +367,23 @@ func TestAnswerOrAlternativeKeepsTheFirstPage(t *testing.T) {
 	}
 }
 
+// When the relevant passages' best sentence states under half of the
+// question, the search's first passage leads even below the relevance bar;
+// with a sentence that states more, the relevant passage keeps the lead.
+func TestAnswerWeakSentenceDefersToTheSearchsFirst(t *testing.T) {
+	q := "How do I tell browsers to keep images for a month before asking again?"
+	weak := "[1] mod_expires (relevance 0.37)\n# mod_expires > ExpiresByType\nAll images expire after one month with this directive.\n\n" +
+		"[2] mod_usertrack (relevance 0.60)\n# mod_usertrack > CookieExpires\nIf this directive is not used, cookies last only for the current browser session."
+	if nums := checkCited(t, ask(t, q, weak), weak); len(nums) == 0 || nums[0] != "1" {
+		t.Fatalf("a weak sentence of [2] led instead of the search's first: %v", nums)
+	}
+	strong := "[1] mod_expires (relevance 0.37)\n# mod_expires > ExpiresByType\nAll images expire after one month with this directive.\n\n" +
+		"[2] Caching guide (relevance 0.60)\n# Caching guide > Freshness\nBrowsers keep images for a month before they ask the server again."
+	if nums := checkCited(t, ask(t, q, strong), strong); len(nums) == 0 || nums[0] != "2" {
+		t.Fatalf("the relevant passage's sentence that states the question did not lead: %v", nums)
+	}
+}
+
 // A reference table's row that describes (a cell of five words or more) is
 // quoted like a sentence; a row of names and values is not.
 func TestAnswerQuotesADescribingTableRow(t *testing.T) {
