@@ -36,9 +36,11 @@ type Coverer interface {
 }
 
 // TermMatcher is implemented by embedders that can say how close in meaning
-// two analyzer terms are (learned.Hybrid), in [-1, 1], 0 when unknown.
+// analyzer terms are (learned.Hybrid), in [-1, 1], 0 when unknown.
 type TermMatcher interface {
-	TermSimilarity(a, b string) float64
+	// MostSimilar is the highest similarity of term to one of words (0
+	// when the model knows neither term nor any of words).
+	MostSimilar(term string, words map[string]bool) float64
 	// NeighbourSimilarity is the similarity of a term's nearest words, up
 	// to a fixed number of them (1 when the term is unknown): how close
 	// another word must be to be one of its nearest.

@@ -19,7 +19,13 @@ type matcher struct {
 	coverage float64
 }
 
-func (m matcher) TermSimilarity(a, b string) float64   { return m.sim[[2]string{a, b}] }
+func (m matcher) MostSimilar(a string, words map[string]bool) float64 {
+	best := 0.0
+	for w := range words {
+		best = max(best, m.sim[[2]string{a, w}])
+	}
+	return best
+}
 func (m matcher) NeighbourSimilarity(t string) float64 { return m.near[t] }
 func (m matcher) Coverage(string) float64              { return m.coverage }
 

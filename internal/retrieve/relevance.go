@@ -141,10 +141,7 @@ func hasDigit(w string) bool {
 // bestSimilar is the highest similarity in meaning of q to one of words, if
 // that word is one of q's nearest and reaches SimilarFloor (else 0).
 func bestSimilar(q string, words map[string]bool, m embed.TermMatcher) float64 {
-	best := 0.0
-	for w := range words {
-		best = max(best, m.TermSimilarity(q, w))
-	}
+	best := max(0, m.MostSimilar(q, words))
 	if best < max(SimilarFloor, m.NeighbourSimilarity(q)) {
 		return 0
 	}

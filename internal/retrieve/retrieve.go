@@ -179,8 +179,15 @@ func (p Pipeline) Run(ctx context.Context, siteID int64, query string, opt Optio
 	qWords := dedupe(analyze.Words(query))
 	matcher, _ := embed.Unwrap(p.Embedder).(embed.TermMatcher)
 	covered := sectionWords(pool, results, qWords, matcher != nil)
+	bySection := make(map[section]float64, len(covered)) // a section's chunks share its figure
 	for i := range results {
-		results[i].Relevance = relevance(qWords, covered[sectionOf(results[i].Hit)], stats, matcher)
+		sec := sectionOf(results[i].Hit)
+		r, ok := bySection[sec]
+		if !ok {
+			r = relevance(qWords, covered[sec], stats, matcher)
+			bySection[sec] = r
+		}
+		results[i].Relevance = r
 	}
 	return results, nil
 }

@@ -109,9 +109,11 @@ func (h *Hybrid) learnedPart(text string, acc []float32) float64 {
 	return float64(known) / float64(all)
 }
 
-// TermSimilarity is the similarity of two analyzer terms' word vectors (0
-// when the model does not know one).
-func (h *Hybrid) TermSimilarity(a, b string) float64 { return h.m.Similarity(a, b) }
+// MostSimilar is the highest similarity of term's word vector to one of
+// words' (see Model.MostSimilar).
+func (h *Hybrid) MostSimilar(term string, words map[string]bool) float64 {
+	return h.m.MostSimilar(term, words)
+}
 
 // NeighbourSimilarity is how similar a term's nearest words are (see
 // Model.NeighbourSimilarity).

@@ -126,6 +126,24 @@ func (m *Model) Similarity(a, b string) float64 {
 	return float64(m.cosine(int(i), int(j)))
 }
 
+// MostSimilar is the highest similarity of a to one of words, 0 when the
+// model does not know a or none of words: a is looked up once.
+func (m *Model) MostSimilar(a string, words map[string]bool) float64 {
+	i, ok := m.index[a]
+	if !ok {
+		return 0
+	}
+	best, seen := float32(0), false
+	for w := range words {
+		if j, ok := m.index[w]; ok {
+			if c := m.cosine(int(i), int(j)); !seen || c > best {
+				best, seen = c, true
+			}
+		}
+	}
+	return float64(best)
+}
+
 // cosine is the cosine of words i and j (their unit vectors' dot product).
 func (m *Model) cosine(i, j int) float32 {
 	u, v := m.unit[i*m.Dim:(i+1)*m.Dim], m.unit[j*m.Dim:(j+1)*m.Dim]

@@ -343,8 +343,8 @@ func TestQuestionPartsIgnoreURLQueries(t *testing.T) {
 // words it starts a second part.
 func TestQuestionPartsOr(t *testing.T) {
 	for q, want := range map[string]int{
-		"How do I add or remove an HTTP response header?":             1,
-		"How do I check whether a file exists or is accessible?":      1,
+		"How do I add or remove an HTTP response header?":              1,
+		"How do I check whether a file exists or is accessible?":       1,
 		"Should I use WAL journal mode or a rollback journal on disk?": 2,
 		"How do I rotate the log files or compress old access logs?":   2,
 	} {
