@@ -53,3 +53,23 @@ func TestEventFilterBoundsLines(t *testing.T) {
 		t.Fatalf("err = %v, want errStreamLine", err)
 	}
 }
+
+// A filter gives its line buffer back on Close; a Read after it fails
+// instead of reading through a buffer another stream now holds.
+func TestEventFilterReadAfterClose(t *testing.T) {
+	f := &eventFilter{src: io.NopCloser(nil), r: bufio.NewReaderSize(strings.NewReader("data: {\"a\":1}\n\ndata: {\"b\":2}\n\n"), 16)}
+	buf := make([]byte, 4)
+	if n, err := f.Read(buf); n == 0 || err != nil {
+		t.Fatalf("first read: %d %v", n, err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatalf("second close: %v", err)
+	}
+	rest, err := io.ReadAll(f)
+	if err != errClosed {
+		t.Fatalf("read after close: %q, %v", rest, err)
+	}
+}
