@@ -29,7 +29,7 @@ esac
 stamp unpacked
 N=$W/native
 if [ "$(id -u)" = 0 ]; then id pgrun >/dev/null 2>&1 || useradd -M pgrun; RU="runuser -u pgrun --"; else RU=""; fi
-chmod -R a+rX $W; mkdir -p $W/pg; chmod 777 $W/pg
+chmod -R a+rX $W; rm -rf $W/pg; mkdir -p $W/pg; chmod 777 $W/pg # a rerun starts from a fresh cluster
 $RU $N/bin/initdb -D $W/pg/data -U postgres -A trust -E UTF8 --locale=C > $W/initdb.log 2>&1 || { echo "initdb failed"; tail -5 $W/initdb.log; exit 1; }
 PGP=${PGP:-5432}
 pgstart() { $1 $RU $N/bin/pg_ctl -D $W/pg/data -o "-p $PGP -k /tmp -c listen_addresses=127.0.0.1 -c max_connections=1000 -c shared_buffers=2GB" -l $W/pg/log -w start > /dev/null; }
