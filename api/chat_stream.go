@@ -11,6 +11,7 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 	"github.com/lorekb/lore/internal/chatevent"
+	"github.com/lorekb/lore/internal/gctune"
 	"github.com/lorekb/lore/workflows"
 	"go.temporal.io/api/serviceerror"
 )
@@ -136,7 +137,10 @@ func keepAlive(w *bufio.Writer) error {
 // may take long (startChatRun sends it again while the engine is slow).
 func keepAliveWhile(w *bufio.Writer, f func() error) error {
 	done := make(chan error, 1)
-	go func() { done <- f() }()
+	go func() {
+		gctune.PregrowStack() // f starts the workflow: the SDK's calls go deep
+		done <- f()
+	}()
 	tick := time.NewTicker(time.Second)
 	defer tick.Stop()
 	for {

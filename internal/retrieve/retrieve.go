@@ -31,6 +31,7 @@ import (
 
 	"github.com/lorekb/lore/internal/analyze"
 	"github.com/lorekb/lore/internal/embed"
+	"github.com/lorekb/lore/internal/gctune"
 	"github.com/lorekb/lore/internal/rerank"
 	"github.com/lorekb/lore/internal/rerank/lexical"
 	"github.com/lorekb/lore/internal/vector"
@@ -128,6 +129,7 @@ func (p Pipeline) Run(ctx context.Context, siteID int64, query string, opt Optio
 	defer cancel()
 	keyword := make(chan keywordResult, 1)
 	go func() {
+		gctune.PregrowStack() // the keyword search goes deep (pgx, the BM25 index)
 		var r keywordResult
 		if opt.Stages.Keyword {
 			r.hits, r.err = p.Store.KeywordSearch(kctx, siteID, query, opt.RecallK)

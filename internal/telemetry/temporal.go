@@ -10,6 +10,8 @@ import (
 	"go.temporal.io/sdk/log"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
+
+	"github.com/lorekb/lore/internal/gctune"
 )
 
 // TemporalInterceptor returns a worker interceptor that records activity
@@ -69,6 +71,7 @@ func withRequestID(l log.Logger, id string) log.Logger {
 }
 
 func (a *activityInbound) ExecuteActivity(ctx context.Context, in *interceptor.ExecuteActivityInput) (any, error) {
+	gctune.PregrowStack() // the SDK runs each (local) activity on a fresh goroutine
 	name := activity.GetInfo(ctx).ActivityType.Name
 	start := time.Now()
 	// A panic skips the assignment below and is recorded as a failure; it is
@@ -118,6 +121,7 @@ func (w *workflowOutbound) GetLogger(ctx workflow.Context) log.Logger {
 }
 
 func (w *workflowInbound) ExecuteWorkflow(ctx workflow.Context, in *interceptor.ExecuteWorkflowInput) (any, error) {
+	gctune.PregrowStack() // a workflow's root coroutine is a fresh goroutine too
 	res, err := w.Next.ExecuteWorkflow(ctx, in)
 	// A panic never gets here: the SDK fails the workflow task and retries it,
 	// which is not a workflow outcome.
