@@ -2,7 +2,6 @@ package db
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/uptrace/bun"
 )
@@ -30,20 +29,12 @@ func init() {
 		// migration, which made the content lz4 wherever the server has
 		// it): a keyword list rechecks them on every candidate row.
 		lz4 := "SELECT 1"
-		version, err := pgServerVersion(ctx, db)
+		same, err := contentIsLZ4(ctx, db)
 		if err != nil {
 			return err
 		}
-		if version >= 140000 {
-			var n int
-			err = db.NewRaw(`SELECT count(*) FROM pg_attribute WHERE attrelid = 'documents'::regclass
-				AND attname = 'content' AND attcompression = 'l'`).Scan(ctx, &n)
-			if err != nil {
-				return fmt.Errorf("content compression: %w", err)
-			}
-			if n > 0 {
-				lz4 = "ALTER TABLE documents ALTER COLUMN content_words SET COMPRESSION lz4"
-			}
+		if same {
+			lz4 = "ALTER TABLE documents ALTER COLUMN content_words SET COMPRESSION lz4"
 		}
 		return execAll(ctx, db,
 			`CREATE OR REPLACE FUNCTION lore_content_words(t text) RETURNS text

@@ -82,6 +82,22 @@ func pgServerVersion(ctx context.Context, db *bun.DB) (int, error) {
 	return version, nil
 }
 
+// contentIsLZ4 reports whether documents.content is compressed with lz4
+// (the keyword migration made it so wherever the server has lz4).
+func contentIsLZ4(ctx context.Context, db *bun.DB) (bool, error) {
+	version, err := pgServerVersion(ctx, db)
+	if err != nil || version < 140000 {
+		return false, err
+	}
+	var n int
+	err = db.NewRaw(`SELECT count(*) FROM pg_attribute WHERE attrelid = 'documents'::regclass
+		AND attname = 'content' AND attcompression = 'l'`).Scan(ctx, &n)
+	if err != nil {
+		return false, fmt.Errorf("content compression: %w", err)
+	}
+	return n > 0, nil
+}
+
 // addMissingColumns adds each (name, SQL type) column the table lacks.
 func addMissingColumns(ctx context.Context, db *bun.DB, table string, cols [][2]string) error {
 	for _, c := range cols {

@@ -283,3 +283,18 @@ func TestSyncedDocumentsGetRevisions(t *testing.T) {
 		}
 	})
 }
+
+// TestRevisionContentCompressedLikeDocuments checks on PostgreSQL that a
+// revision's content is compressed as the document's is (lz4 where the
+// server has it): each document write stores the content in both.
+func TestRevisionContentCompressedLikeDocuments(t *testing.T) {
+	d := dbtest.Open(t, "postgres")
+	var got []string
+	if err := d.NewRaw(`SELECT attcompression::text FROM pg_attribute WHERE attname = 'content'
+		AND attrelid IN ('documents'::regclass, 'document_revisions'::regclass) ORDER BY attrelid::regclass::text`).Scan(context.Background(), &got); err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 2 || got[0] != "l" || got[1] != "l" {
+		t.Fatalf("compression of document_revisions.content, documents.content: %q, want lz4 (l) for both", got)
+	}
+}
