@@ -74,6 +74,32 @@ func TestRelevanceCountsWordsCloseInMeaning(t *testing.T) {
 	}
 }
 
+// A section word with a digit never stands in for a query word: "tax" sat
+// near "100" in the learned model, which let "How do I file my income
+// taxes?" through on a section about HTTP status codes.
+func TestRelevanceNumbersAreNoSynonyms(t *testing.T) {
+	chunks := []vector.Chunk{
+		{DocumentID: 1, Heading: "Status", Text: "Send a file with status 100 first."},
+		{DocumentID: 2, Heading: "Status", Text: "Send a file with the levy first."},
+	}
+	m := matcher{Embedder: local.New(8), sim: map[[2]string]float64{
+		{term("tax"), "100"}:        0.8,
+		{term("tax"), term("levy")}: 0.8,
+	}, near: map[string]float64{term("tax"): 0.5}}
+	res, err := Pipeline{Store: flatStore(t, chunks), Reranker: lexical.New(), Embedder: m}.Run(context.Background(), 1, "file tax",
+		Options{RecallK: 50, TopK: 10, Stages: Stages{Keyword: true, Rerank: true}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rel := map[int64]float64{}
+	for _, r := range res {
+		rel[r.Hit.DocumentID] = r.Relevance
+	}
+	if rel[2] <= rel[1] || rel[1] <= 0 {
+		t.Fatalf("relevance with a synonym %v, with a number %v: the number must not count", rel[2], rel[1])
+	}
+}
+
 // The dense list weighs what was asked for a query the embedder fully
 // knows, half of it for one it does not know at all.
 func TestDenseWeightFollowsCoverage(t *testing.T) {

@@ -51,7 +51,10 @@ func sectionWords(pool, shown []Result, qWords []string, all bool) map[section]*
 		for _, t := range wordsOf(r.Hit) {
 			if want[t] {
 				st.have[t] = true
-			} else if st.words != nil && len(st.words) < maxSectionWords {
+			} else if st.words != nil && len(st.words) < maxSectionWords && !hasDigit(t) {
+				// A number or an identifier with digits ("100",
+				// "y2008m01") is no synonym of anything, however near
+				// its vector sits (hasDigit: the query side likewise).
 				st.words[t] = true
 			}
 		}
