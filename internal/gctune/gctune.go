@@ -1,5 +1,6 @@
-// Package gctune bounds the garbage collector's heap headroom in absolute
-// terms.
+// Package gctune tunes the Go runtime for lore: it bounds the garbage
+// collector's heap headroom in absolute terms, and pregrows the stacks of
+// goroutines that go deep (PregrowStack).
 //
 // A GOGC of P lets the heap grow to (1+P/100) × the live heap before the next
 // collection. Lore runs with a high GOGC so request handling over a small live
