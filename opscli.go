@@ -157,7 +157,10 @@ func ensureNamespace(ctx context.Context, nc client.NamespaceClient, ns string, 
 	err = nc.Register(ctx, &workflowservice.RegisterNamespaceRequest{Namespace: ns,
 		WorkflowExecutionRetentionPeriod: durationpb.New(retention)})
 	var exists *serviceerror.NamespaceAlreadyExists
-	if err != nil && !errors.As(err, &exists) {
+	if errors.As(err, &exists) {
+		return nil // registered meanwhile by someone else
+	}
+	if err != nil {
 		return fmt.Errorf("register namespace %s: %w", ns, err)
 	}
 	fmt.Fprintf(out, "namespace %s registered (retention %s)\n", ns, retention)

@@ -168,7 +168,7 @@ func TestNeighbourSimilarity(t *testing.T) {
 	if s := got.NeighbourSimilarity("w0"); math.Abs(s-want) > 0.02 {
 		t.Errorf("w0: %.3f, want %.3f", s, want)
 	}
-	if s := got.Similarity("w0", fmt.Sprintf("w%d", NearWords)); s < got.NeighbourSimilarity("w0") {
+	if s := got.MostSimilar("w0", map[string]bool{fmt.Sprintf("w%d", NearWords): true}); s < got.NeighbourSimilarity("w0") {
 		t.Errorf("the %d-th nearest word (%.3f) is below the neighbour similarity", NearWords, s)
 	}
 	if s := got.NeighbourSimilarity("unknown"); s != 1 {

@@ -115,17 +115,6 @@ func (m *Model) prepare() {
 	}
 }
 
-// Similarity is the cosine of two terms' word vectors, or 0 when the model
-// does not know one of them.
-func (m *Model) Similarity(a, b string) float64 {
-	i, ok := m.index[a]
-	j, ok2 := m.index[b]
-	if !ok || !ok2 {
-		return 0
-	}
-	return float64(m.cosine(int(i), int(j)))
-}
-
 // MostSimilar is the highest similarity of a to one of words, 0 when the
 // model does not know a or none of words: a is looked up once.
 func (m *Model) MostSimilar(a string, words map[string]bool) float64 {
